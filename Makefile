@@ -1,0 +1,108 @@
+# goshim: `make` builds build/libgoshim.so; `make check` builds and runs
+# every test (unit tests with check, then each program in tests/progs
+# natively and under the library).
+
+ARCH    ?= $(shell uname -m)
+CC      ?= cc
+CXX     ?= c++
+B       := build
+
+WARN    := -Wall -Wextra -Werror
+CFLAGS  ?= -O2 -g
+LIBCFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC \
+	-fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer \
+	-fexceptions
+LIBLDFLAGS := -shared -Wl,-z,now -Wl,--no-undefined -Wl,-z,noexecstack
+
+CORE_SRCS := $(wildcard core/*.c) $(wildcard arch/$(ARCH)/*.c) \
+	$(wildcard arch/$(ARCH)/*.S)
+SHIM_SRCS := $(wildcard shim/*.c)
+CORE_OBJS := $(patsubst %,$(B)/obj/%.o,$(CORE_SRCS))
+SHIM_OBJS := $(patsubst %,$(B)/obj/%.o,$(SHIM_SRCS))
+
+all: $(B)/libgoshim.so
+
+$(B)/obj/%.c.o: %.c $(wildcard core/*.h shim/*.h arch/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBCFLAGS) -c $< -o $@
+
+$(B)/obj/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBCFLAGS) -c $< -o $@
+
+$(B)/libgoshim.so: $(CORE_OBJS) $(SHIM_OBJS)
+	$(CC) $(LIBLDFLAGS) -o $@ $(CORE_OBJS) $(SHIM_OBJS) -ldl -pthread
+
+# Core pieces linked straight into unit tests.
+$(B)/libgoshim_core.a: $(CORE_OBJS)
+	rm -f $@; ar rcs $@ $^
+
+# ---- tests -----------------------------------------------------------------
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+UNIT_SRCS := $(wildcard tests/unit/check_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRCS))
+
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libgoshim_core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(CHECK_CFLAGS) \
+		$< $(B)/libgoshim_core.a -o $@ $(CHECK_LIBS) -ldl -pthread
+
+PROG_C   := $(wildcard tests/progs/*.c)
+PROG_CXX := $(wildcard tests/progs/*.cc)
+PROG_BINS := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(PROG_C)) \
+	$(patsubst tests/progs/%.cc,$(B)/tests/progs/%,$(PROG_CXX))
+
+# Test programs are plain pthreads programs: they know nothing of goshim.
+$(B)/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread
+
+$(B)/tests/progs/%: tests/progs/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CFLAGS) $(WARN) -std=gnu++17 $< -o $@ -pthread
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+progs: $(B)/libgoshim.so $(PROG_BINS)
+	tests/run-progs.sh $(B) $(PROG_BINS)
+
+# Installs missing Debian packages first (scripts/deps.sh), then builds and
+# runs every test.
+check:
+	scripts/deps.sh
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) progs
+
+# The before/after demo: bundled programs natively and under goshim, with
+# their peak OS thread counts and times.
+demo:
+	scripts/deps.sh
+	$(MAKE) all $(PROG_BINS)
+	scripts/demo.sh $(B)
+
+# The whole suite, many times in a row: scheduler bugs that show once in a
+# thousand runs are bugs.
+STRESS_ROUNDS ?= 20
+stress: all $(UNIT_BINS) $(PROG_BINS)
+	@set -e; for i in $$(seq 1 $(STRESS_ROUNDS)); do \
+		echo "==== stress round $$i/$(STRESS_ROUNDS)"; \
+		$(MAKE) --no-print-directory unit progs >$(B)/stress.log 2>&1 || \
+			{ cat $(B)/stress.log; echo "stress: round $$i failed"; exit 1; }; \
+	done; echo "stress: $(STRESS_ROUNDS) rounds passed"
+
+# ---- benchmarks (print numbers; never pass/fail on time) --------------------
+bench: all
+	tests/bench/run.sh $(B)
+
+# ---- aarch64: the arch layer must keep compiling ---------------------------
+cross-aarch64:
+	$(MAKE) -f tests/cross/aarch64.mk B=$(B)
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all unit progs check demo stress bench cross-aarch64 clean
+.SECONDARY:

@@ -1,0 +1,455 @@
+/*
+ * gomaxprocs.c: how many Ps to run.
+ *
+ * The rule is Go 1.25's: GOMAXPROCS = min(A, max(2, ceil(Q))), where A is
+ * the number of CPUs in the affinity mask and Q the CPU bandwidth limit
+ * (quota/period) of the process's cgroup; A when there is no limit. The
+ * floor of 2 keeps a program with a fractional quota from losing all
+ * parallelism (a blocked P would stall everything); the min with A keeps
+ * us from running more Ps than CPUs we may use. An env GOMAXPROCS=N wins.
+ *
+ * One improvement: Go reads only the leaf cgroup (golang/go#81180), but a
+ * quota on any ancestor throttles the leaf just the same, so we take the
+ * tightest quota from the leaf up to the root visible in the mount.
+ *
+ * Where the hierarchy lives is read from /proc/self/mountinfo, never
+ * assumed: containers mount a sub-tree (the mount's root field), hybrid
+ * systems have the cpu controller on v1 and an empty v2 unified mount, and
+ * v1 may co-mount cpu with cpuacct under any name.
+ *
+ * Runs early inside an LD_PRELOAD library: only raw system calls (sys.h)
+ * and pure string functions, no stdio, no malloc. Any file we cannot read
+ * or parse means "no limit here"; nothing here fails.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gomaxprocs.h"
+#include "sys.h"
+
+/* Longest line we look at. Cgroup lines are short; longer mountinfo lines
+ * (overlay mounts with huge option strings) are skipped whole. */
+#define LINE_CAP 8192
+
+int gomaxprocs_affinity_count(void)
+{
+	/* Room for 8192 CPUs: the kernel refuses a mask smaller than its own. */
+	unsigned long mask[8192 / (8 * sizeof(unsigned long))];
+	long n = sys_sched_getaffinity(0, sizeof mask, mask);
+	int count = 0;
+
+	if (n <= 0)
+		return 1;
+	for (long i = 0; i < n / (long)sizeof(unsigned long); i++)
+		count += __builtin_popcountl(mask[i]);
+	return count > 0 ? count : 1;
+}
+
+int gomaxprocs_default(int affinity, int cgroup_limit)
+{
+	int n = affinity;
+
+	if (cgroup_limit > 0)
+		n = cgroup_limit < 2 ? 2 : cgroup_limit;
+	return n < affinity ? n : affinity;
+}
+
+int gomaxprocs_parse(const char *s)
+{
+	long v = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > INT_MAX)
+			return -1;
+	}
+	return v >= 1 ? (int)v : -1;
+}
+
+/* ---- line reading ------------------------------------------------------ */
+
+/*
+ * Call fn(line, ctx) for each line of path, newline stripped. The file is
+ * streamed, so its size does not matter (mountinfo on a busy host is far
+ * beyond any fixed buffer); a line of LINE_CAP bytes or more is skipped.
+ * fn returns nonzero to stop.
+ */
+static void for_each_line(const char *path, int (*fn)(char *, void *),
+			  void *ctx)
+{
+	char buf[LINE_CAP];
+	size_t len = 0;
+	int skipping = 0;
+	long n;
+	int fd = sys_open(path, O_RDONLY);
+
+	if (fd < 0)
+		return;
+	for (;;) {
+		char *p = buf, *nl;
+
+		n = sys_read(fd, buf + len, sizeof buf - 1 - len);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		while ((nl = memchr(p, '\n', (size_t)(buf + len - p)))) {
+			*nl = '\0';
+			if (!skipping && fn(p, ctx))
+				goto out;
+			skipping = 0;
+			p = nl + 1;
+		}
+		len -= (size_t)(p - buf);
+		memmove(buf, p, len);
+		if (len == sizeof buf - 1) { /* no newline in a full buffer */
+			skipping = 1;
+			len = 0;
+		}
+	}
+	if (n == 0 && len > 0 && !skipping) { /* last line, no newline */
+		buf[len] = '\0';
+		fn(buf, ctx);
+	}
+out:
+	sys_close(fd);
+}
+
+/* Is tok one of the comma-separated items of list? ("cpuacct" is not
+ * "cpu": this machine's v1 has both as separate hierarchies.) */
+static int has_item(const char *list, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	for (const char *p = list; p; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		if (strncmp(p, tok, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- /proc/self/cgroup ------------------------------------------------- */
+
+struct cgpaths {
+	char v2[PATH_MAX]; /* from "0::/path"; "" when absent */
+	char v1[PATH_MAX]; /* from "N:...,cpu,...:/path"; "" when absent */
+};
+
+/* A ".." component: a cgroup outside our cgroup namespace, which no mount
+ * shows (and which must not lead the walk out of the mount). */
+static int has_dotdot(const char *path)
+{
+	for (const char *p = strstr(path, "/.."); p; p = strstr(p + 1, "/.."))
+		if (p[3] == '/' || p[3] == '\0')
+			return 1;
+	return 0;
+}
+
+static int cgroup_line(char *line, void *ctx)
+{
+	struct cgpaths *cg = ctx;
+	char *c1 = strchr(line, ':'), *c2, *dst;
+
+	if (c1 == NULL || (c2 = strchr(c1 + 1, ':')) == NULL)
+		return 0;
+	*c2 = '\0';
+	if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1)
+		dst = cg->v2;
+	else if (has_item(c1 + 1, "cpu"))
+		dst = cg->v1;
+	else
+		return 0;
+	if (c2[1] == '/' && strlen(c2 + 1) < PATH_MAX && !has_dotdot(c2 + 1))
+		strcpy(dst, c2 + 1);
+	return 0;
+}
+
+/* ---- /proc/self/mountinfo ---------------------------------------------- */
+
+/* Next space-separated field of *p (maybe ""), NUL-terminated; NULL after
+ * the last one. */
+static char *next_field(char **p)
+{
+	char *f = *p, *sp;
+
+	if (f == NULL)
+		return NULL;
+	sp = strchr(f, ' ');
+	if (sp) {
+		*sp = '\0';
+		*p = sp + 1;
+	} else {
+		*p = NULL;
+	}
+	return f;
+}
+
+/* Undo mountinfo's octal escapes (\040 space, \011 tab, \012 newline,
+ * \134 backslash) in place. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = '\0';
+}
+
+/* The part of cgroup path that lies below a mount's root (a suffix of path,
+ * "" or "/..."), or NULL when the mount does not show path. */
+static const char *below_root(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return path;
+	if (strncmp(path, root, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+		return NULL;
+	return path + n;
+}
+
+struct mntfind {
+	int v2;		  /* looking for cgroup2 (else v1 with cpu) */
+	const char *path; /* the process's cgroup path in that hierarchy */
+	char mnt[PATH_MAX]; /* best mount point so far */
+	const char *rel;  /* path below that mount's root; NULL: none yet */
+	size_t rootlen;	  /* that mount's root length */
+};
+
+static int mount_line(char *line, void *ctx)
+{
+	struct mntfind *m = ctx;
+	char *p = line, *root, *mnt, *f, *fstype, *superopts;
+	const char *rel;
+
+	/* id parent major:minor root mountpoint opts [optional...] - fstype
+	 * source superopts */
+	for (int i = 0; i < 3; i++)
+		if (next_field(&p) == NULL)
+			return 0;
+	root = next_field(&p);
+	mnt = next_field(&p);
+	if (mnt == NULL)
+		return 0;
+	while ((f = next_field(&p)) && strcmp(f, "-") != 0)
+		;
+	fstype = next_field(&p);
+	next_field(&p);
+	superopts = next_field(&p);
+	if (superopts == NULL)
+		return 0;
+	if (m->v2 ? strcmp(fstype, "cgroup2") != 0
+		  : strcmp(fstype, "cgroup") != 0 || !has_item(superopts, "cpu"))
+		return 0;
+	unescape(root);
+	unescape(mnt);
+	rel = below_root(m->path, root);
+	/* Of several mounts showing our cgroup, the one with the shortest root
+	 * shows the most ancestors. */
+	if (rel == NULL || mnt[0] != '/' || strlen(mnt) >= sizeof m->mnt ||
+	    (m->rel && strlen(root) >= m->rootlen))
+		return 0;
+	strcpy(m->mnt, mnt);
+	m->rel = rel;
+	m->rootlen = strlen(root);
+	return 0;
+}
+
+/* ---- quota files --------------------------------------------------------- */
+
+/* Parse decimal digits at *s into *v (no sign, no overflow). */
+static int parse_u64(const char **s, unsigned long long *v)
+{
+	const char *p = *s;
+
+	*v = 0;
+	if (*p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (*v > (ULLONG_MAX - 9) / 10)
+			return 0;
+		*v = *v * 10 + (unsigned long long)(*p - '0');
+	}
+	*s = p;
+	return 1;
+}
+
+/* A whole file's content ends here (one optional newline)? */
+static int at_end(const char *s)
+{
+	return s[0] == '\0' || (s[0] == '\n' && s[1] == '\0');
+}
+
+/* ceil(quota/period) as a CPU count, clamped to INT_MAX; 0 if malformed. */
+static int cpus_for(unsigned long long quota, unsigned long long period)
+{
+	unsigned long long n;
+
+	if (quota == 0 || period == 0)
+		return 0;
+	n = quota / period + (quota % period != 0);
+	return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+/* Limit set in directory dir, 0 for none; *seen = 1 if its quota file
+ * exists. v2: cpu.max "max 100000" or "50000 100000". v1:
+ * cpu.cfs_quota_us "-1" or a number, with cpu.cfs_period_us. */
+static int dir_limit(const char *dir, int v2, int *seen)
+{
+	char path[PATH_MAX + 32], buf[64];
+	const char *s = buf;
+	unsigned long long quota, period;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir,
+			     v2 ? "cpu.max" : "cpu.cfs_quota_us") >= sizeof path ||
+	    sys_read_file(path, buf, sizeof buf) < 0)
+		return 0;
+	*seen = 1;
+	if (v2) {
+		if (strncmp(s, "max ", 4) == 0 || !parse_u64(&s, &quota) ||
+		    *s++ != ' ' || !parse_u64(&s, &period) || !at_end(s))
+			return 0;
+		return cpus_for(quota, period);
+	}
+	if (!parse_u64(&s, &quota) || !at_end(s)) /* "-1" lands here too */
+		return 0;
+	snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+	s = buf;
+	if (sys_read_file(path, buf, sizeof buf) < 0 ||
+	    !parse_u64(&s, &period) || !at_end(s))
+		return 0;
+	return cpus_for(quota, period);
+}
+
+/* Tightest limit from the process's directory in one hierarchy up to the
+ * mount point (inclusive); 0 for none. *seen as for dir_limit. */
+static int hierarchy_limit(const char *proc_root, const char *fs_root,
+			   const char *cgpath, int v2, int *seen)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	struct mntfind m = { .v2 = v2, .path = cgpath };
+	size_t base, len;
+	int best = 0;
+
+	if (cgpath[0] == '\0')
+		return 0;
+	if ((size_t)snprintf(path, sizeof path, "%s/self/mountinfo",
+			     proc_root) >= sizeof path)
+		return 0;
+	for_each_line(path, mount_line, &m);
+	if (m.rel == NULL)
+		return 0;
+	/* dir = fs_root + mount point + rel, without trailing slashes; base is
+	 * the length of the mount point's directory, where the walk stops. A
+	 * mount at "/" has base "" and its files at "/cpu.max". */
+	len = (size_t)snprintf(dir, sizeof dir, "%s%s", fs_root, m.mnt);
+	if (len >= sizeof dir)
+		return 0;
+	while (len > 0 && dir[len - 1] == '/')
+		len--;
+	base = len;
+	len += (size_t)snprintf(dir + len, sizeof dir - len, "%s", m.rel);
+	if (len >= sizeof dir)
+		return 0;
+	while (len > base && dir[len - 1] == '/')
+		len--;
+	dir[len] = '\0';
+	for (;;) {
+		int n = dir_limit(dir, v2, seen);
+
+		if (n > 0 && (best == 0 || n < best))
+			best = n;
+		if (len <= base)
+			break;
+		while (len > base && dir[len - 1] != '/') /* to the parent */
+			len--;
+		if (len > base)
+			len--;
+		dir[len] = '\0';
+	}
+	return best;
+}
+
+int gomaxprocs_cgroup_limit(const char *proc_root, const char *fs_root)
+{
+	char path[PATH_MAX];
+	struct cgpaths cg;
+	int seen = 0, n;
+
+	cg.v1[0] = cg.v2[0] = '\0';
+	if ((size_t)snprintf(path, sizeof path, "%s/self/cgroup", proc_root) >=
+	    sizeof path)
+		return 0;
+	for_each_line(path, cgroup_line, &cg);
+	/* v2 when it has the cpu controller here (some cpu.max on our path);
+	 * else v1's cpu hierarchy (hybrid systems: the v2 mount is empty). */
+	n = hierarchy_limit(proc_root, fs_root, cg.v2, 1, &seen);
+	if (seen)
+		return n;
+	return hierarchy_limit(proc_root, fs_root, cg.v1, 0, &seen);
+}
+
+/* ---- the rule ------------------------------------------------------------ */
+
+/* One line to stderr. The env value is the user's: cut it short and keep
+ * control characters from breaking the line. */
+static void say_bad(const char *val, int using)
+{
+	char safe[72], msg[160];
+	size_t i;
+	int n;
+
+	for (i = 0; val[i] && i < 64; i++)
+		safe[i] = (val[i] < ' ' || val[i] == 0x7f) ? '?' : val[i];
+	safe[i] = '\0';
+	n = snprintf(msg, sizeof msg,
+		     "goshim: GOMAXPROCS=\"%s%s\" is not a positive integer; "
+		     "using %d\n",
+		     safe, val[i] ? "..." : "", using);
+	if (n > 0)
+		sys_write(2, msg, (size_t)n < sizeof msg ? (size_t)n
+							 : sizeof msg - 1);
+}
+
+int gomaxprocs_compute(void)
+{
+	const char *env = getenv("GOMAXPROCS");
+	int n = env ? gomaxprocs_parse(env) : -1;
+
+	if (n > GOMAXPROCS_MAX) {
+		char msg[128];
+		int len = snprintf(msg, sizeof msg,
+				   "goshim: GOMAXPROCS=%d is more than %d; "
+				   "using %d\n",
+				   n, GOMAXPROCS_MAX, GOMAXPROCS_MAX);
+
+		sys_write(2, msg, (size_t)len);
+		return GOMAXPROCS_MAX;
+	}
+	if (n > 0)
+		return n;
+	n = gomaxprocs_default(gomaxprocs_affinity_count(),
+			       gomaxprocs_cgroup_limit("/proc", ""));
+	if (n > GOMAXPROCS_MAX)
+		n = GOMAXPROCS_MAX;
+	if (env)
+		say_bad(env, n);
+	return n;
+}

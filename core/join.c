@@ -1,0 +1,112 @@
+/*
+ * join.c: pthread_join, tryjoin, timed joins and detach.
+ *
+ * A joinable G stays whole (G, stack, TCB: its pthread_t) after it exits,
+ * until joined. The joiner registers a waiter on the target under its jlock
+ * and parks; the exiting G's g0 wakes it under the same lock, so the waiter
+ * (on the joiner's stack) is never touched after the joiner has returned,
+ * not even when a deadline and the exit race. Errors are glibc's: EDEADLK
+ * for self and for two threads joining each other, EINVAL for a detached
+ * target or a second joiner, EBUSY from tryjoin, ETIMEDOUT.
+ */
+#include <errno.h>
+#include "runtime.h"
+#include "timer.h"
+
+static void jlock_unlock(void *l)
+{
+	spin_unlock(l);
+}
+
+int go_join(struct g *gp, void **ret, bool try, int64_t deadline)
+{
+	struct g *me = getg();
+	struct waiter w;
+
+	if (me && me->is_g0)
+		me = NULL;
+	spin_lock(&gp->jlock);
+	if (try && !gp->exited) {
+		spin_unlock(&gp->jlock);
+		return EBUSY;
+	}
+	if (gp->detached) {
+		spin_unlock(&gp->jlock);
+		return EINVAL;
+	}
+	if (gp == me) {
+		spin_unlock(&gp->jlock);
+		return EDEADLK;
+	}
+	/* The target waits to join us: neither could ever return. */
+	if (me && !gp->exited && me->joiner && me->joiner->g == gp) {
+		spin_unlock(&gp->jlock);
+		return EDEADLK;
+	}
+	if (gp->joiner) {
+		spin_unlock(&gp->jlock);
+		return EINVAL;
+	}
+	if (!gp->exited) {
+		if (deadline >= 0 && deadline <= nanotime()) {
+			spin_unlock(&gp->jlock);
+			return ETIMEDOUT;
+		}
+		waiter_init(&w);
+		gp->joiner = &w;
+		if (waiter_block(&w, jlock_unlock, &gp->jlock, "join",
+				 deadline) == W_TIMEDOUT) {
+			spin_lock(&gp->jlock);
+			if (gp->joiner == &w)
+				gp->joiner = NULL;
+			spin_unlock(&gp->jlock);
+			return ETIMEDOUT;
+		}
+	} else {
+		spin_unlock(&gp->jlock);
+	}
+	if (ret)
+		*ret = gp->retval;
+	g_free(gp);
+	return 0;
+}
+
+int go_detach(struct g *gp)
+{
+	spin_lock(&gp->jlock);
+	if (gp->detached) {
+		spin_unlock(&gp->jlock);
+		return EINVAL;
+	}
+	if (gp->joiner) {
+		/* glibc: someone is joining; detach quietly does nothing. */
+		spin_unlock(&gp->jlock);
+		return 0;
+	}
+	if (gp->exited) {
+		spin_unlock(&gp->jlock);
+		g_free(gp);
+		return 0;
+	}
+	gp->detached = true;
+	spin_unlock(&gp->jlock);
+	return 0;
+}
+
+void go_exited(struct g *gp)
+{
+	bool reap;
+
+	spin_lock(&gp->jlock);
+	atomic_store(&gp->status, G_DEAD);
+	gp->exited = true;
+	struct waiter *w = gp->joiner;
+	/* A joiner that timed out at this moment lost the race: the G stays
+	 * joinable. Waking under jlock keeps w alive meanwhile. */
+	if (w)
+		waiter_wake(w);
+	reap = !w && gp->detached;
+	spin_unlock(&gp->jlock);
+	if (reap)
+		g_free(gp);
+}

@@ -1,0 +1,86 @@
+/*
+ * lock.c: futex-based runtime mutex and notes (see lock.h).
+ *
+ * Waits go to the kernel directly: a runtime lock is held for a few hundred
+ * nanoseconds, so blocking the whole M is the right cost, and the holder is
+ * never parked (the runtime never parks while holding one).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <time.h>
+#include "lock.h"
+#include "sys.h"
+
+#define SPIN_TRIES 100
+
+void rlock_lock(struct rlock *l)
+{
+	uint32_t c = 0;
+
+	if (atomic_compare_exchange_strong_explicit(&l->key, &c, 1,
+						    memory_order_acquire,
+						    memory_order_relaxed))
+		return;
+	for (int i = 0; i < SPIN_TRIES; i++) {
+		c = 0;
+		if (atomic_load_explicit(&l->key, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_weak_explicit(
+			    &l->key, &c, 1, memory_order_acquire,
+			    memory_order_relaxed))
+			return;
+		arch_cpu_relax();
+	}
+	/* Mark contended; whoever unlocks must wake. */
+	while (atomic_exchange_explicit(&l->key, 2, memory_order_acquire) != 0)
+		sys_futex(&l->key, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+void rlock_unlock(struct rlock *l)
+{
+	if (atomic_exchange_explicit(&l->key, 0, memory_order_release) == 2)
+		sys_futex(&l->key, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void note_clear(struct note *n)
+{
+	atomic_store_explicit(&n->key, 0, memory_order_relaxed);
+}
+
+void note_sleep(struct note *n)
+{
+	while (atomic_load_explicit(&n->key, memory_order_acquire) == 0)
+		sys_futex(&n->key, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+}
+
+bool note_sleep_ns(struct note *n, int64_t ns)
+{
+	struct timespec now, end, rel;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end.tv_sec = now.tv_sec + ns / 1000000000;
+	end.tv_nsec = now.tv_nsec + ns % 1000000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	while (atomic_load_explicit(&n->key, memory_order_acquire) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		rel.tv_sec = end.tv_sec - now.tv_sec;
+		rel.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (rel.tv_nsec < 0) {
+			rel.tv_sec--;
+			rel.tv_nsec += 1000000000;
+		}
+		if (rel.tv_sec < 0)
+			return false;
+		sys_futex(&n->key, FUTEX_WAIT_PRIVATE, 0, &rel, NULL, 0);
+	}
+	return true;
+}
+
+void note_wakeup(struct note *n)
+{
+	if (atomic_exchange_explicit(&n->key, 1, memory_order_release) != 0)
+		return; /* already woken: a note is one-shot */
+	sys_futex(&n->key, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}

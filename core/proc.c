@@ -1,0 +1,882 @@
+/*
+ * proc.c: the scheduler: Ms, Ps, schedule/findrunnable, park and ready.
+ *
+ * The shape is Go's (runtime/proc.go). Each M runs schedule() on its g0;
+ * a G gives the M back with mcall(fn), which saves the G's context and has
+ * g0 run fn(gp) on the M's own stack, where it is safe to put gp on a queue:
+ * nobody can resume gp before its registers are saved. That is what makes
+ * park/ready race-free (gopark's unlockf runs on g0, after the switch).
+ *
+ * findrunnable looks at the local queue, the global queue (every 61st tick
+ * first, so it cannot starve), then steals half of a random victim's queue
+ * (4 rounds; runnext only in the last). At most half the busy Ps have a
+ * spinning M looking for work; the last spinning M to find work wakes
+ * another (so work readied meanwhile is found) and an M that finds nothing
+ * gives its P back and sleeps on its note until startm hands it one.
+ *
+ * New Ms are made by a template thread, a real pthread in a known state
+ * (Go's templateThread): goroutines run on TCBs glibc does not know, and
+ * glibc's pthread_create reads the creator's TCB.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "real.h"
+#include "runtime.h"
+#include "stack.h"
+#include "sys.h"
+#include "timer.h"
+#include "tls.h"
+
+#define STEAL_TRIES 4
+#define GFREE_LOCAL_MAX 64
+#define GFREE_GLOBAL_KEEP_PAGES 128 /* cached Gs that keep touched pages */
+
+struct sched sched;
+struct p **allp;
+int32_t gomaxprocs;
+__thread struct g *g_current;
+
+typedef struct g *(*mcall_fn)(struct g *);
+
+/* ---- M and P lists (sched.lock held) ------------------------------------ */
+
+static struct m *mget(void)
+{
+	struct m *mp = sched.midle;
+	if (mp) {
+		sched.midle = mp->schedlink;
+		sched.nmidle--;
+	}
+	return mp;
+}
+
+static void mput(struct m *mp)
+{
+	mp->schedlink = sched.midle;
+	sched.midle = mp;
+	sched.nmidle++;
+}
+
+static struct p *pidleget(void)
+{
+	struct p *pp = sched.pidle;
+	if (pp) {
+		sched.pidle = pp->link;
+		atomic_fetch_sub(&sched.npidle, 1);
+	}
+	return pp;
+}
+
+static void pidleput(struct p *pp)
+{
+	if (!runqempty(pp))
+		runtime_throw("pidleput: P has non-empty run queue");
+	pp->link = sched.pidle;
+	sched.pidle = pp;
+	atomic_fetch_add(&sched.npidle, 1);
+}
+
+static void acquirep(struct m *mp, struct p *pp)
+{
+	if (mp->p || pp->m || pp->status != P_IDLE)
+		runtime_throw("acquirep: invalid P state");
+	mp->p = pp;
+	pp->m = mp;
+	pp->status = P_RUNNING;
+}
+
+static struct p *releasep(struct m *mp)
+{
+	struct p *pp = mp->p;
+	if (pp == NULL || pp->m != mp || pp->status != P_RUNNING)
+		runtime_throw("releasep: invalid P state");
+	mp->p = NULL;
+	pp->m = NULL;
+	pp->status = P_IDLE;
+	return pp;
+}
+
+/* ---- creating Ms -------------------------------------------------------- */
+
+static struct {
+	struct rlock lock;
+	struct m *pending; /* Ms the template thread must start */
+	struct note wake;
+	bool running;
+} mtemplate;
+
+static void schedule(struct m *mp) __attribute__((noreturn));
+
+static void *m_thread_main(void *arg)
+{
+	struct m *mp = arg;
+	struct g *g0 = mp->g0;
+
+	g0->tcb = arch_get_tp();
+	g0->ctx.tp = g0->tcb;
+	g_current = g0;
+	mp->tid = tls_tid(g0->tcb);
+	acquirep(mp, mp->nextp);
+	mp->nextp = NULL;
+	schedule(mp);
+}
+
+static void *template_thread_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		rlock_lock(&mtemplate.lock);
+		struct m *list = mtemplate.pending;
+		mtemplate.pending = NULL;
+		note_clear(&mtemplate.wake);
+		rlock_unlock(&mtemplate.lock);
+		if (list == NULL) {
+			note_sleep(&mtemplate.wake);
+			continue;
+		}
+		while (list) {
+			struct m *mp = list;
+			pthread_t t;
+			pthread_attr_t attr;
+			list = mp->schedlink;
+			mp->schedlink = NULL;
+			pthread_attr_init(&attr);
+			pthread_attr_setdetachstate(&attr,
+						    PTHREAD_CREATE_DETACHED);
+			int err = real.pthread_create(&t, &attr, m_thread_main,
+						      mp);
+			pthread_attr_destroy(&attr);
+			if (err) {
+				fprintf(stderr,
+					"goshim: cannot create an OS thread: "
+					"%s\n", strerror(err));
+				runtime_throw("newm: thread creation failed");
+			}
+		}
+	}
+}
+
+void mtemplate_start(void)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (real.pthread_create(&t, &attr, template_thread_main, NULL))
+		runtime_throw("cannot start the template thread");
+	pthread_attr_destroy(&attr);
+}
+
+static struct m *m_alloc(void)
+{
+	struct m *mp = calloc(1, sizeof *mp);
+	struct g *g0 = calloc(1, sizeof *g0);
+	if (!mp || !g0)
+		runtime_throw("m_alloc: out of memory");
+	g0->is_g0 = true;
+	g0->magic = G_MAGIC;
+	g0->m = mp;
+	g0->status = G_RUNNING;
+	mp->g0 = g0;
+	mp->fastrand = (uint32_t)nanotime() | 1;
+	rlock_lock(&sched.alllock);
+	mp->id = sched.mnext++;
+	mp->alllink = sched.allms;
+	sched.allms = mp;
+	g0->alllink = sched.allgs;
+	sched.allgs = g0;
+	rlock_unlock(&sched.alllock);
+	return mp;
+}
+
+static void newm(struct p *pp, bool spinning)
+{
+	struct m *mp = m_alloc();
+	mp->nextp = pp;
+	mp->spinning = spinning;
+	rlock_lock(&mtemplate.lock);
+	mp->schedlink = mtemplate.pending;
+	mtemplate.pending = mp;
+	rlock_unlock(&mtemplate.lock);
+	note_wakeup(&mtemplate.wake);
+}
+
+/* Run some M on pp (an idle P if NULL). */
+static void startm(struct p *pp, bool spinning)
+{
+	rlock_lock(&sched.lock);
+	if (pp == NULL) {
+		pp = pidleget();
+		if (pp == NULL) {
+			rlock_unlock(&sched.lock);
+			if (spinning)
+				atomic_fetch_sub(&sched.nmspinning, 1);
+			return;
+		}
+	}
+	struct m *nmp = mget();
+	rlock_unlock(&sched.lock);
+	if (nmp == NULL) {
+		newm(pp, spinning);
+		return;
+	}
+	nmp->spinning = spinning;
+	nmp->nextp = pp;
+	note_wakeup(&nmp->park);
+}
+
+/* Work was added: start a spinning M if there is an idle P and nobody is
+ * looking already. */
+static void wakep(void)
+{
+	int32_t zero = 0;
+
+	if (atomic_load(&sched.npidle) == 0)
+		return;
+	if (atomic_load(&sched.nmspinning) != 0 ||
+	    !atomic_compare_exchange_strong(&sched.nmspinning, &zero, 1))
+		return;
+	startm(NULL, true);
+}
+
+static bool midle_remove(struct m *mp)
+{
+	for (struct m **pp = &sched.midle; *pp; pp = &(*pp)->schedlink) {
+		if (*pp == mp) {
+			*pp = mp->schedlink;
+			sched.nmidle--;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Park the M until startm gives it a P (true), or until the deadline
+ * (monotonic ns; -1 none) passes or m_kick wakes it without one (false).
+ */
+static bool stopm(struct m *mp, int64_t deadline)
+{
+	if (mp->p)
+		runtime_throw("stopm: holding P");
+	rlock_lock(&sched.lock);
+	mput(mp);
+	rlock_unlock(&sched.lock);
+	if (deadline < 0 || !note_sleep_ns(&mp->park, deadline - nanotime())) {
+		if (deadline >= 0) {
+			rlock_lock(&sched.lock);
+			bool was_idle = midle_remove(mp);
+			rlock_unlock(&sched.lock);
+			if (was_idle)
+				return false;
+		}
+		/* Taken off the idle list by startm or m_kick. */
+		note_sleep(&mp->park);
+	}
+	note_clear(&mp->park);
+	if (mp->nextp == NULL)
+		return false; /* kicked */
+	acquirep(mp, mp->nextp);
+	mp->nextp = NULL;
+	return true;
+}
+
+void m_kick(struct m *mp)
+{
+	rlock_lock(&sched.lock);
+	bool was_idle = midle_remove(mp);
+	rlock_unlock(&sched.lock);
+	if (was_idle) {
+		mp->nextp = NULL;
+		note_wakeup(&mp->park);
+	}
+}
+
+/* ---- finding work ------------------------------------------------------- */
+
+static uint32_t m_fastrand(struct m *mp)
+{
+	/* xorshift32 */
+	uint32_t x = mp->fastrand;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	mp->fastrand = x;
+	return x;
+}
+
+static struct g *stealwork(struct m *mp)
+{
+	struct p *pp = mp->p;
+	int32_t n = gomaxprocs;
+
+	for (int i = 0; i < STEAL_TRIES; i++) {
+		bool steal_runnext = i == STEAL_TRIES - 1;
+		uint32_t start = m_fastrand(mp);
+		for (int32_t k = 0; k < n; k++) {
+			struct p *victim = allp[(start + (uint32_t)k) % n];
+			if (victim == pp || victim->status == P_IDLE)
+				continue;
+			struct g *gp = runqsteal(pp, victim, steal_runnext);
+			if (gp)
+				return gp;
+		}
+	}
+	return NULL;
+}
+
+static struct g *findrunnable(struct m *mp, bool *inherit_time)
+{
+	struct g *gp;
+	int64_t next;
+top:
+	*inherit_time = false;
+	next = timers_next();
+	if (next >= 0 && next <= nanotime())
+		timers_run(nanotime());
+	gp = runqget(mp->p, inherit_time);
+	if (gp)
+		return gp;
+	if (atomic_load(&sched.runqsize) > 0) {
+		rlock_lock(&sched.lock);
+		gp = globrunqget(mp->p, 0);
+		rlock_unlock(&sched.lock);
+		if (gp)
+			return gp;
+	}
+	/* netpoll hook: nothing to poll yet */
+	if (mp->spinning || 2 * atomic_load(&sched.nmspinning) <
+				    gomaxprocs - atomic_load(&sched.npidle)) {
+		if (!mp->spinning) {
+			mp->spinning = true;
+			atomic_fetch_add(&sched.nmspinning, 1);
+		}
+		gp = stealwork(mp);
+		if (gp)
+			return gp;
+	}
+
+	/* Nothing: give the P back. */
+	rlock_lock(&sched.lock);
+	if (atomic_load(&sched.runqsize) > 0) {
+		gp = globrunqget(mp->p, 0);
+		rlock_unlock(&sched.lock);
+		return gp;
+	}
+	struct p *pp = releasep(mp);
+	pidleput(pp);
+	rlock_unlock(&sched.lock);
+
+	if (mp->spinning) {
+		mp->spinning = false;
+		if (atomic_fetch_sub(&sched.nmspinning, 1) <= 0)
+			runtime_throw("findrunnable: negative nmspinning");
+		/* Work may have been readied between our last look and the
+		 * decrement, by someone who saw us spinning and so did not
+		 * wake anyone: look once more. */
+		for (int32_t i = 0; i < gomaxprocs; i++) {
+			if (runqempty(allp[i]))
+				continue;
+			rlock_lock(&sched.lock);
+			pp = pidleget();
+			rlock_unlock(&sched.lock);
+			if (pp) {
+				acquirep(mp, pp);
+				mp->spinning = true;
+				atomic_fetch_add(&sched.nmspinning, 1);
+				goto top;
+			}
+			break;
+		}
+	}
+	/* Sleep until work comes, or the next timer is due: one idle M at a
+	 * time keeps the timers. */
+	for (;;) {
+		int64_t next = timers_next();
+		bool keeper = next >= 0 && timers_claim_sleeper(mp, next);
+		bool got_p = stopm(mp, keeper ? next : -1);
+		if (keeper)
+			timers_release_sleeper();
+		if (got_p)
+			goto top;
+		timers_run(nanotime());
+		if (atomic_load(&sched.runqsize) == 0)
+			continue;
+		/* Timers readied goroutines into the global queue: run them
+		 * ourselves if a P is free. */
+		rlock_lock(&sched.lock);
+		pp = pidleget();
+		rlock_unlock(&sched.lock);
+		if (pp) {
+			acquirep(mp, pp);
+			if (atomic_load(&sched.runqsize) > 1)
+				wakep();
+			goto top;
+		}
+	}
+}
+
+static void resetspinning(struct m *mp)
+{
+	mp->spinning = false;
+	if (atomic_fetch_sub(&sched.nmspinning, 1) <= 0)
+		runtime_throw("resetspinning: negative nmspinning");
+	/* We were the spinning M and found work: there may be more. */
+	wakep();
+}
+
+static void execute(struct m *mp, struct g *gp, bool inherit_time)
+{
+	mp->curg = gp;
+	gp->m = mp;
+	atomic_store(&gp->status, G_RUNNING);
+	if (!inherit_time)
+		mp->p->schedtick++;
+	arch_switch(&mp->g0->ctx, &gp->ctx);
+}
+
+/* The M's scheduler loop, on g0. */
+static void schedule(struct m *mp)
+{
+	struct g *gp;
+	bool inherit;
+
+	for (;;) {
+		gp = NULL;
+		inherit = true;
+		/* A G switched to us through mcall (M0's g0 may see the first
+		 * one on its very first run). */
+		if (mp->mcall_fn) {
+			mcall_fn fn = mp->mcall_fn;
+			struct g *cur = mp->curg;
+			mp->mcall_fn = NULL;
+			mp->curg = NULL;
+			gp = fn(cur);
+		}
+		if (gp == NULL) {
+			struct p *pp = mp->p;
+			inherit = false;
+			/* Every 61st tick the global queue goes first. */
+			if (pp->schedtick % 61 == 0 &&
+			    atomic_load(&sched.runqsize) > 0) {
+				rlock_lock(&sched.lock);
+				gp = globrunqget(pp, 1);
+				rlock_unlock(&sched.lock);
+			}
+			if (gp == NULL)
+				gp = findrunnable(mp, &inherit);
+			if (mp->spinning)
+				resetspinning(mp);
+		}
+		execute(mp, gp, inherit);
+	}
+}
+
+/* Switch to g0 and run fn(gp) there; returns when gp is resumed. */
+static void mcall(mcall_fn fn)
+{
+	struct g *gp = getg();
+	struct m *mp = gp->m;
+	mp->mcall_fn = fn;
+	arch_switch(&gp->ctx, &mp->g0->ctx);
+}
+
+/* ---- park and ready ----------------------------------------------------- */
+
+static struct g *park_m(struct g *gp)
+{
+	struct m *mp = gp->m;
+	bool (*unlockf)(struct g *, void *) = mp->park_unlockf;
+	void *lock = mp->park_lock;
+
+	mp->park_unlockf = NULL;
+	mp->park_lock = NULL;
+	atomic_store(&gp->status, G_WAITING);
+	gp->m = NULL;
+	if (unlockf && !unlockf(gp, lock)) {
+		/* The wait is already over: run it again at once. */
+		atomic_store(&gp->status, G_RUNNABLE);
+		return gp;
+	}
+	return NULL;
+}
+
+void gopark(bool (*unlockf)(struct g *, void *), void *lock,
+	    const char *reason)
+{
+	struct g *gp = getg();
+	struct m *mp = gp->m;
+
+	gp->waitreason = reason;
+	gp->waitsince = nanotime();
+	mp->park_unlockf = unlockf;
+	mp->park_lock = lock;
+	mcall(park_m);
+	gp->waitreason = NULL;
+}
+
+bool park_unlock_spin(struct g *gp, void *lock)
+{
+	(void)gp;
+	spin_unlock(lock);
+	return true;
+}
+
+void goready(struct g *gp)
+{
+	struct g *me = getg();
+	uint32_t st = G_WAITING;
+
+	if (!atomic_compare_exchange_strong(&gp->status, &st, G_RUNNABLE)) {
+		fprintf(stderr, "goshim: goready of goroutine %llu in state %u\n",
+			(unsigned long long)gp->goid, st);
+		runtime_throw("goready: bad g status");
+	}
+	if (me && me->m && me->m->p) {
+		runqput(me->m->p, gp, true);
+	} else {
+		rlock_lock(&sched.lock);
+		globrunqput(gp);
+		rlock_unlock(&sched.lock);
+		/* An M without a P (running timers in findrunnable) takes
+		 * a P for this work itself. */
+		if (me && me->is_g0)
+			return;
+	}
+	wakep();
+}
+
+static struct g *gosched_m(struct g *gp)
+{
+	atomic_store(&gp->status, G_RUNNABLE);
+	gp->m = NULL;
+	rlock_lock(&sched.lock);
+	globrunqput(gp);
+	rlock_unlock(&sched.lock);
+	return NULL;
+}
+
+void gosched(void)
+{
+	mcall(gosched_m);
+}
+
+/* ---- goroutine life ----------------------------------------------------- */
+
+static struct g *gfget(struct p *pp)
+{
+	struct g *gp;
+
+	if (pp && pp->gfree == NULL && sched.gfree) {
+		/* Refill the local list from the global one. */
+		rlock_lock(&sched.gflock);
+		while (pp->ngfree < GFREE_LOCAL_MAX / 2 && sched.gfree) {
+			gp = sched.gfree;
+			sched.gfree = gp->schedlink;
+			sched.ngfree--;
+			gp->schedlink = pp->gfree;
+			pp->gfree = gp;
+			pp->ngfree++;
+		}
+		rlock_unlock(&sched.gflock);
+	}
+	if (pp && pp->gfree) {
+		gp = pp->gfree;
+		pp->gfree = gp->schedlink;
+		pp->ngfree--;
+		return gp;
+	}
+	if (pp == NULL && sched.gfree) {
+		rlock_lock(&sched.gflock);
+		gp = sched.gfree;
+		if (gp) {
+			sched.gfree = gp->schedlink;
+			sched.ngfree--;
+		}
+		rlock_unlock(&sched.gflock);
+		return gp;
+	}
+	return NULL;
+}
+
+static void gfput_global(struct g *gp)
+{
+	if (sched.ngfree >= GFREE_GLOBAL_KEEP_PAGES)
+		stack_release_pages(gp);
+	gp->schedlink = sched.gfree;
+	sched.gfree = gp;
+	sched.ngfree++;
+}
+
+/* A G whose stack is the default size goes to a free list with its stack
+ * and TCB; others give their stack back. */
+void g_free(struct g *gp)
+{
+	struct g *me = getg();
+	struct p *pp = me && me->m ? me->m->p : NULL;
+
+	if (gp->is_main)
+		return; /* its stack and TCB are glibc's */
+	atomic_store(&gp->status, G_IDLE);
+	if (gp->user_stack || gp->map_size != stack_default_size() +
+						      stack_page_size()) {
+		stack_free(gp);
+	}
+	if (pp) {
+		gp->schedlink = pp->gfree;
+		pp->gfree = gp;
+		if (++pp->ngfree < GFREE_LOCAL_MAX)
+			return;
+		/* Move half to the global list. */
+		rlock_lock(&sched.gflock);
+		while (pp->ngfree > GFREE_LOCAL_MAX / 2) {
+			struct g *g1 = pp->gfree;
+			pp->gfree = g1->schedlink;
+			pp->ngfree--;
+			gfput_global(g1);
+		}
+		rlock_unlock(&sched.gflock);
+		return;
+	}
+	rlock_lock(&sched.gflock);
+	gfput_global(gp);
+	rlock_unlock(&sched.gflock);
+}
+
+static void g_entry(void *arg) __attribute__((noreturn));
+
+static void g_entry(void *arg)
+{
+	struct g *gp = arg;
+	__pthread_unwind_buf_t ub;
+
+	tls_enter(gp);
+	/* As glibc's start_thread: pthread_exit unwinds the stack (running
+	 * cleanup handlers and C++ destructors) and longjmps here. */
+#pragma GCC diagnostic push
+	/* With savemask 0 only the jmp_buf proper is written, which is all
+	 * this buffer holds (glibc's start_thread does the same). */
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+	if (__sigsetjmp((struct __jmp_buf_tag *)(void *)ub.__cancel_jmp_buf,
+			0) == 0) {
+#pragma GCC diagnostic pop
+		memset(ub.__pad, 0, sizeof ub.__pad);
+		tls_set_unwind_buf(gp->tcb, &ub);
+		gp->retval = gp->fn(gp->arg);
+	}
+	go_exit(getg()->retval);
+}
+
+struct g *go_spawn(void *(*fn)(void *), void *arg,
+		   const struct spawn_attr *attr, void **handle, int *err)
+{
+	struct g *me = getg();
+	struct p *pp = me && me->m ? me->m->p : NULL;
+	size_t stacksize = attr->stacksize ? attr->stacksize
+					   : stack_default_size();
+	size_t guard = attr->stackaddr ? 0 : attr->guardsize;
+	struct g *gp = NULL;
+	bool fresh = false;
+
+	if (!attr->stackaddr && stacksize == stack_default_size() &&
+	    guard == stack_page_size())
+		gp = gfget(pp);
+	if (gp && gp->map == NULL) {
+		/* A cached G without a stack: give it one. */
+		*err = stack_alloc(gp, stacksize, guard);
+		if (*err) {
+			free(gp);
+			return NULL;
+		}
+	} else if (gp && gp->tls_used) {
+		if (!tls_reset(gp->tcb)) {
+			*err = EAGAIN;
+			stack_free(gp);
+			free(gp);
+			return NULL;
+		}
+	}
+	if (gp == NULL) {
+		gp = calloc(1, sizeof *gp);
+		if (gp == NULL) {
+			*err = EAGAIN;
+			return NULL;
+		}
+		fresh = true;
+		*err = attr->stackaddr
+			       ? stack_use_user(gp, attr->stackaddr,
+						attr->stacksize)
+			       : stack_alloc(gp, stacksize, guard);
+		if (*err) {
+			free(gp);
+			return NULL;
+		}
+		gp->magic = G_MAGIC;
+	}
+	bool reused = gp->tls_used;
+	gp->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
+	gp->fn = fn;
+	gp->arg = arg;
+	gp->retval = NULL;
+	gp->detached = attr->detached;
+	gp->exited = false;
+	gp->joiner = NULL;
+	gp->waitreason = NULL;
+	gp->sched_policy = attr->sched_policy;
+	gp->sched_priority = attr->sched_priority;
+	gp->inheritsched = attr->inheritsched;
+	gp->scope = attr->scope;
+	gp->req_stacksize = stacksize;
+	/* Linux threads inherit the creator's name. */
+	if (on_goroutine())
+		memcpy(gp->name, me->name, sizeof gp->name);
+	else
+		memcpy(gp->name, sched.main_name, sizeof gp->name);
+	if (gp->keys_used) {
+		memset(gp->keys1, 0, sizeof gp->keys1);
+		for (int i = 0; i < KEY_L2; i++) {
+			free(gp->keys2[i]);
+			gp->keys2[i] = NULL;
+		}
+		gp->keys_used = false;
+	}
+	tls_prepare(gp, tls_fake_tid());
+	gp->tls_used = reused;
+	arch_ctx_init(&gp->ctx, gp->stack_hi, gp->tcb, g_entry, gp);
+	if (fresh) {
+		rlock_lock(&sched.alllock);
+		gp->alllink = sched.allgs;
+		sched.allgs = gp;
+		rlock_unlock(&sched.alllock);
+	}
+	atomic_fetch_add(&sched.nlive, 1);
+	/* Programs read the new pthread_t from the new thread. */
+	*handle = gp->tcb;
+	atomic_store(&gp->status, G_RUNNABLE);
+	if (pp) {
+		runqput(pp, gp, true);
+	} else {
+		rlock_lock(&sched.lock);
+		globrunqput(gp);
+		rlock_unlock(&sched.lock);
+	}
+	wakep();
+	*err = 0;
+	return gp;
+}
+
+/* On g0, after the dead G switched away for the last time. */
+static struct g *goexit0(struct g *gp)
+{
+	gp->m = NULL;
+	gp->tls_used = true;
+	go_exited(gp);
+	return NULL;
+}
+
+void go_exit(void *retval)
+{
+	struct g *gp = getg();
+
+	gp->retval = retval;
+	tls_exit();
+	keys_run_destructors(gp);
+	/* The last thread of a process whose main called pthread_exit
+	 * ends the process, as glibc's start_thread does. */
+	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
+		exit(0);
+	mcall(goexit0);
+	runtime_throw("go_exit: dead goroutine resumed");
+}
+
+/* The main thread called pthread_exit and its stack is unwound: the main
+ * goroutine ends here, on what is left of glibc's start frame. */
+void main_goroutine_exit(void)
+{
+	struct g *gp = getg();
+
+	keys_run_destructors(gp);
+	atomic_store(&sched.main_exited, true);
+	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
+		exit(0);
+	gp->detached = true; /* nobody joins main; its stack is not ours */
+	mcall(goexit0);
+	runtime_throw("main goroutine resumed after exit");
+}
+
+struct g *g_from_handle(uintptr_t handle)
+{
+	struct g *gp;
+
+	if (handle == 0)
+		return NULL;
+	gp = *(struct g **)(handle + (uintptr_t)tls_g_offset());
+	if (gp == NULL || gp->magic != G_MAGIC || (uintptr_t)gp->tcb != handle)
+		return NULL;
+	return gp;
+}
+
+/* ---- start-up ----------------------------------------------------------- */
+
+static void m0_g0_main(void *arg) __attribute__((noreturn));
+static void m0_g0_main(void *arg)
+{
+	schedule(arg);
+}
+
+/* Make the running main thread the main goroutine on M0, with P0. M0's
+ * scheduler context (g0) gets a fresh stack and TCB of its own. */
+void sched_init(int32_t procs)
+{
+	struct m *m0;
+	struct g *maing;
+	int err;
+
+	gomaxprocs = procs;
+	allp = calloc((size_t)procs, sizeof *allp);
+	if (!allp)
+		runtime_throw("sched_init: out of memory");
+	for (int32_t i = 0; i < procs; i++) {
+		allp[i] = calloc(1, sizeof *allp[i]);
+		if (!allp[i])
+			runtime_throw("sched_init: out of memory");
+		allp[i]->id = i;
+		allp[i]->status = P_IDLE;
+	}
+	for (int32_t i = procs - 1; i > 0; i--)
+		pidleput(allp[i]);
+
+	m0 = m_alloc();
+	m0->tid = sys_gettid();
+	err = stack_alloc(m0->g0, 256 * 1024, stack_page_size());
+	if (err)
+		runtime_throw("sched_init: no stack for g0");
+	tls_prepare(m0->g0, m0->tid);
+	arch_ctx_init(&m0->g0->ctx, m0->g0->stack_hi, m0->g0->tcb,
+		      m0_g0_main, m0);
+	acquirep(m0, allp[0]);
+
+	maing = calloc(1, sizeof *maing);
+	if (!maing)
+		runtime_throw("sched_init: out of memory");
+	maing->magic = G_MAGIC;
+	maing->is_main = true;
+	maing->tcb = arch_get_tp();
+	maing->ctx.tp = maing->tcb;
+	maing->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
+	maing->m = m0;
+	maing->status = G_RUNNING;
+	memcpy(maing->name, sched.main_name, sizeof maing->name);
+	rlock_lock(&sched.alllock);
+	maing->alllink = sched.allgs;
+	sched.allgs = maing;
+	rlock_unlock(&sched.alllock);
+	m0->curg = maing;
+	atomic_store(&sched.nlive, 1);
+	g_current = maing;
+}

@@ -1,0 +1,234 @@
+/*
+ * runtime.h: the G, M and P of the scheduler, and the calls shim/ may make.
+ *
+ * G is a goroutine: one pthread of the program. It owns a stack and a
+ * complete glibc thread identity (TLS block + TCB, see tls.c); its pthread_t
+ * is that TCB, so glibc's own pthread_self() already names it.
+ * M is an OS thread. It runs Gs from its g0, a context on the M's own pthread
+ * stack and TCB that holds the scheduler loop (schedule.c).
+ * P is a logical processor: the right to run Go code, with a local run queue.
+ * There are GOMAXPROCS Ps; an M must hold one to run a G.
+ *
+ * The runtime keeps no per-M state in __thread variables: a goroutine moves
+ * between Ms and takes its TLS with it. The only TLS slot is the current G
+ * (getg), which every TLS block, g0's included, has its own copy of.
+ */
+#ifndef GOSHIM_RUNTIME_H
+#define GOSHIM_RUNTIME_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include "../arch/arch.h"
+#include "lock.h"
+
+#define RUNQ_SIZE 256
+
+enum gstatus {
+	G_IDLE,     /* just allocated, or in a free list */
+	G_RUNNABLE, /* on a run queue */
+	G_RUNNING,  /* on an M */
+	G_WAITING,  /* parked: see waitreason */
+	G_DEAD,     /* exited; waiting to be joined or reused */
+};
+
+struct m;
+struct p;
+struct waiter;
+
+/* Per-G pthread key values: glibc's two-level layout, seq-tagged so that a
+ * value set under a deleted key is never returned for a new key. */
+#define KEY_L2 32
+struct key_slot {
+	uintptr_t seq;
+	void *value;
+};
+
+struct g {
+	struct arch_ctx ctx; /* valid while not running */
+	_Atomic uint32_t status;
+	uint32_t magic;
+	uint64_t goid;
+	struct m *m;	       /* M running it, or NULL */
+	struct g *schedlink;   /* run queue / free list link */
+	struct g *alllink;     /* allgs list */
+	const char *waitreason;
+	int64_t waitsince;     /* nanotime() when it parked */
+	void *tcb;	       /* thread pointer: its struct pthread */
+
+	/* stack: usable [stack_lo, stack_hi); mapping [map, map+map_size) */
+	char *stack_lo, *stack_hi;
+	char *map;
+	size_t map_size;
+	size_t guard_size;
+	bool user_stack; /* caller-supplied (pthread_attr_setstack) */
+	bool is_main;	 /* the process's main thread */
+	bool is_g0;
+	bool tls_used;	 /* TLS ran user code: re-initialise before reuse */
+
+	/* program-visible thread state */
+	void *(*fn)(void *);
+	void *arg;
+	void *retval;
+	struct spinlock jlock; /* guards the fields below */
+	bool detached;
+	bool exited;
+	struct waiter *joiner; /* who waits in pthread_join for us */
+	char name[16];
+	/* attributes reported back by pthread_getattr_np */
+	int sched_policy, sched_priority, inheritsched, scope;
+	size_t req_stacksize;
+
+	struct key_slot keys1[KEY_L2];
+	struct key_slot *keys2[KEY_L2];
+	bool keys_used;
+};
+
+#define G_MAGIC 0x676f5368u /* "goSh" */
+
+struct m {
+	int64_t id;
+	struct g *g0;
+	struct g *curg;
+	struct p *p;
+	struct p *nextp;	/* P handed over by startm */
+	bool spinning;
+	pid_t tid;
+	struct note park;	/* idle M sleeps here */
+	struct m *schedlink;	/* idle list */
+	struct m *alllink;
+	/* what g0 does for curg after it switched back; returns a G to run
+	 * next, or NULL */
+	struct g *(*mcall_fn)(struct g *);
+	bool (*park_unlockf)(struct g *, void *); /* for park_m */
+	void *park_lock;
+	uint32_t fastrand;
+};
+
+struct p {
+	int32_t id;
+	uint32_t status; /* P_IDLE / P_RUNNING */
+	struct m *m;
+	struct p *link;	 /* idle list */
+	uint32_t schedtick;
+
+	_Atomic uint32_t runqhead;
+	_Atomic uint32_t runqtail;
+	_Atomic(struct g *) runq[RUNQ_SIZE];
+	_Atomic(struct g *) runnext;
+
+	struct g *gfree; /* dead Gs with their stacks, for reuse */
+	int32_t ngfree;
+};
+
+enum { P_IDLE, P_RUNNING };
+
+/* Global scheduler state, guarded by sched.lock unless atomic. */
+struct sched {
+	struct rlock lock;
+	struct g *runqhead, *runqtail;
+	_Atomic int32_t runqsize;
+	struct m *midle;
+	int32_t nmidle;
+	_Atomic int32_t nmspinning;
+	struct p *pidle;
+	_Atomic int32_t npidle;
+	int64_t mnext; /* next M id */
+
+	struct rlock gflock; /* global free Gs */
+	struct g *gfree;
+	int32_t ngfree;
+
+	struct rlock alllock; /* allgs and allms */
+	struct g *allgs;
+	struct m *allms;
+	_Atomic uint64_t goidgen;
+
+	_Atomic int32_t nlive;	 /* program goroutines not yet exited */
+	char main_name[16];	 /* the process's comm, inherited by threads */
+	_Atomic bool main_exited; /* main called pthread_exit */
+};
+
+extern struct sched sched;
+extern struct p **allp;
+extern int32_t gomaxprocs;
+
+/* The current G; NULL on threads the runtime did not create. */
+extern __thread struct g *g_current;
+static inline struct g *getg(void) { return g_current; }
+
+/* True once the runtime runs and this thread is one of its goroutines. */
+static inline bool on_goroutine(void)
+{
+	struct g *gp = getg();
+	return gp && !gp->is_g0;
+}
+
+/* ---- runtime.c ---- */
+extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */
+void runtime_ensure_init(void);
+int64_t nanotime(void);
+uint32_t fastrand(void);
+void runtime_throw(const char *msg) __attribute__((noreturn));
+
+/* ---- proc.c ---- */
+struct spawn_attr {
+	size_t stacksize;   /* 0: default */
+	void *stackaddr;    /* caller stack (lowest address), or NULL */
+	size_t guardsize;
+	bool detached;
+	int sched_policy, sched_priority, inheritsched, scope;
+};
+/* Create a goroutine running fn(arg); returns it or NULL with errno-style
+ * code in *err (EAGAIN, EINVAL). */
+struct g *go_spawn(void *(*fn)(void *), void *arg,
+		   const struct spawn_attr *attr, void **handle, int *err);
+void go_exit(void *retval) __attribute__((noreturn));
+void gopark(bool (*unlockf)(struct g *, void *), void *lock,
+	    const char *reason);
+void goready(struct g *gp);
+void gosched(void);
+void g_free(struct g *gp); /* a dead, joined or detached G */
+struct g *g_from_handle(uintptr_t handle);
+void main_goroutine_exit(void) __attribute__((noreturn));
+
+/* ---- join.c ---- */
+/* pthread_join and friends: deadline is monotonic ns or -1; try: EBUSY
+ * instead of waiting. */
+int go_join(struct g *gp, void **ret, bool try, int64_t deadline);
+int go_detach(struct g *gp);
+void go_exited(struct g *gp); /* on g0, when gp is dead */
+
+/* ---- sema.c: address-keyed wait queues (futex-like) ---- */
+int sema_wait(const _Atomic uint32_t *addr, uint32_t val, int64_t deadline,
+	      const char *reason);
+int sema_wake(const _Atomic uint32_t *addr, int n);
+
+void sched_init(int32_t procs);
+void mtemplate_start(void);
+
+/* ---- keys.c: pthread keys, per goroutine ---- */
+/* The index comes from glibc's own key table, so threads goshim did not
+ * create can use the same key through glibc. */
+void keys_register(unsigned key, void (*destructor)(void *));
+void keys_unregister(unsigned key);
+bool keys_valid(unsigned key);
+void *keys_get(struct g *gp, unsigned key);
+int keys_set(struct g *gp, unsigned key, const void *value);
+void keys_run_destructors(struct g *gp);
+
+/* ---- tls.c ---- */
+ptrdiff_t tls_g_offset(void);
+
+/* ---- runq.c ---- */
+void runqput(struct p *pp, struct g *gp, bool next);
+struct g *runqget(struct p *pp, bool *inherit_time);
+bool runqempty(struct p *pp);
+struct g *runqsteal(struct p *pp, struct p *victim, bool steal_runnext);
+void globrunqput(struct g *gp);		  /* sched.lock held */
+void globrunqputbatch(struct g *head, struct g *tail, int32_t n);
+struct g *globrunqget(struct p *pp, int32_t max); /* sched.lock held */
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * stack.c: goroutine stacks.
+ *
+ * Like nptl, a stack mapping carries the goroutine's static TLS and TCB at
+ * its top, so one mmap is one thread identity. Mappings are MAP_NORESERVE:
+ * only touched pages cost memory, so the default size can stay glibc's
+ * (RLIMIT_STACK). Guard pages are made with MADV_GUARD_INSTALL, which does
+ * not split the VMA: with mprotect each guard costs a VMA and
+ * vm.max_map_count (65530) would stop a process near 32k threads. On
+ * kernels without it, mprotect guards are used while the VMA budget allows,
+ * and goshim says once on stderr when it stops adding them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "runtime.h"
+#include "stack.h"
+#include "sys.h"
+#include "tls.h"
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+#define MINIMAL_REST_STACK 2048
+#define MPROTECT_GUARD_BUDGET 30000
+
+static size_t page_size;
+static size_t default_size;
+static _Atomic int guard_mode; /* 0 unknown, 1 madvise, 2 mprotect */
+static _Atomic int mprotect_guards;
+
+static size_t round_page(size_t n)
+{
+	return (n + page_size - 1) & ~(page_size - 1);
+}
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s)
+		return 0;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	return *end ? 0 : (size_t)v;
+}
+
+void stack_init(void)
+{
+	struct rlimit rl;
+	const char *env = getenv("GOSHIM_STACK_SIZE");
+
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	/* glibc's rule: RLIMIT_STACK, or 2 MiB when unlimited. */
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		default_size = rl.rlim_cur;
+	else
+		default_size = 2u << 20;
+	if (env) {
+		size_t v = parse_size(env);
+		if (v < 16384) {
+			fprintf(stderr,
+				"goshim: GOSHIM_STACK_SIZE=\"%s\" is not a size "
+				">= 16K; using %zu\n", env, default_size);
+		} else {
+			default_size = v;
+		}
+	}
+	default_size = round_page(default_size);
+	if (default_size < tls_area_size() + 4 * page_size)
+		default_size = round_page(tls_area_size() + 4 * page_size);
+}
+
+size_t stack_default_size(void)
+{
+	return default_size;
+}
+
+size_t stack_page_size(void)
+{
+	return page_size;
+}
+
+static void install_guard(char *map, size_t guard)
+{
+	int mode = atomic_load(&guard_mode);
+
+	if (guard == 0)
+		return;
+	if (mode != 2) {
+		if (madvise(map, guard, MADV_GUARD_INSTALL) == 0) {
+			atomic_store(&guard_mode, 1);
+			return;
+		}
+		atomic_store(&guard_mode, 2);
+	}
+	if (atomic_fetch_add(&mprotect_guards, 1) < MPROTECT_GUARD_BUDGET) {
+		mprotect(map, guard, PROT_NONE);
+	} else if (atomic_load(&mprotect_guards) == MPROTECT_GUARD_BUDGET + 1) {
+		static const char msg[] =
+			"goshim: kernel lacks MADV_GUARD_INSTALL and the VMA "
+			"budget is spent: new goroutine stacks get no guard "
+			"page\n";
+		sys_write(2, msg, sizeof msg - 1);
+	}
+}
+
+int stack_alloc(struct g *gp, size_t stacksize, size_t guardsize)
+{
+	size_t guard = round_page(guardsize);
+	size_t size = round_page(stacksize);
+	char *map;
+	void *tcb;
+
+	if (size < tls_area_size() + MINIMAL_REST_STACK)
+		return EINVAL;
+	if (size + guard < size)
+		return EINVAL;
+	map = mmap(NULL, size + guard, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
+		   0);
+	if (map == MAP_FAILED)
+		return EAGAIN;
+	install_guard(map, guard);
+	tcb = tls_create(map + size + guard);
+	if (tcb == NULL) {
+		munmap(map, size + guard);
+		return EAGAIN;
+	}
+	gp->map = map;
+	gp->map_size = size + guard;
+	gp->guard_size = guard;
+	gp->tcb = tcb;
+	gp->stack_lo = map + guard;
+	gp->stack_hi = tls_stack_top(tcb);
+	gp->user_stack = false;
+	return 0;
+}
+
+int stack_use_user(struct g *gp, void *addr, size_t size)
+{
+	void *tcb;
+
+	if (size < tls_area_size() + MINIMAL_REST_STACK)
+		return EINVAL;
+	/* The caller's memory may hold anything: the TLS area must be zero. */
+	memset((char *)addr + size - tls_area_size(), 0, tls_area_size());
+	tcb = tls_create((char *)addr + size);
+	if (tcb == NULL)
+		return EAGAIN;
+	gp->map = addr;
+	gp->map_size = size;
+	gp->guard_size = 0;
+	gp->tcb = tcb;
+	gp->stack_lo = addr;
+	gp->stack_hi = tls_stack_top(tcb);
+	gp->user_stack = true;
+	return 0;
+}
+
+void stack_release_pages(struct g *gp)
+{
+	char *lo = gp->map + gp->guard_size;
+	char *hi = (char *)((uintptr_t)gp->stack_hi & ~(page_size - 1));
+
+	if (!gp->user_stack && hi > lo)
+		madvise(lo, (size_t)(hi - lo), MADV_DONTNEED);
+}
+
+void stack_free(struct g *gp)
+{
+	tls_destroy(gp->tcb);
+	if (!gp->user_stack)
+		munmap(gp->map, gp->map_size);
+	gp->map = NULL;
+	gp->tcb = NULL;
+}

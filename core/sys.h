@@ -1,0 +1,72 @@
+/*
+ * sys.h: raw system calls for the runtime.
+ *
+ * The runtime must never reach its own interposers (an internal open() or
+ * read() would bind to goshim's exported one and could park), and must work
+ * before libc's wrappers are safe to call from a goroutine. Everything here
+ * goes straight to the kernel and returns -errno on failure.
+ */
+#ifndef GOSHIM_SYS_H
+#define GOSHIM_SYS_H
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <stdint.h>
+#include "../arch/arch.h"
+
+#define SYS0(n) arch_syscall6((n), 0, 0, 0, 0, 0, 0)
+#define SYS1(n, a) arch_syscall6((n), (long)(a), 0, 0, 0, 0, 0)
+#define SYS2(n, a, b) arch_syscall6((n), (long)(a), (long)(b), 0, 0, 0, 0)
+#define SYS3(n, a, b, c) \
+	arch_syscall6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define SYS4(n, a, b, c, d) \
+	arch_syscall6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+#define SYS6(n, a, b, c, d, e, f)                                        \
+	arch_syscall6((n), (long)(a), (long)(b), (long)(c), (long)(d), \
+		      (long)(e), (long)(f))
+
+static inline int sys_open(const char *path, int flags)
+{
+	return (int)SYS4(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0);
+}
+static inline long sys_read(int fd, void *buf, size_t n)
+{
+	return SYS3(SYS_read, fd, buf, n);
+}
+static inline long sys_pread(int fd, void *buf, size_t n, off_t off)
+{
+	return SYS4(SYS_pread64, fd, buf, n, off);
+}
+static inline long sys_write(int fd, const void *buf, size_t n)
+{
+	return SYS3(SYS_write, fd, buf, n);
+}
+static inline int sys_close(int fd)
+{
+	return (int)SYS1(SYS_close, fd);
+}
+static inline pid_t sys_gettid(void)
+{
+	return (pid_t)SYS0(SYS_gettid);
+}
+static inline pid_t sys_getpid(void)
+{
+	return (pid_t)SYS0(SYS_getpid);
+}
+/* sched_getaffinity(0): bytes of mask written, or -errno. */
+static inline long sys_sched_getaffinity(pid_t pid, size_t len, void *mask)
+{
+	return SYS3(SYS_sched_getaffinity, pid, len, mask);
+}
+static inline long sys_futex(void *uaddr, int op, uint32_t val,
+			     const void *timeout, void *uaddr2, uint32_t val3)
+{
+	return SYS6(SYS_futex, uaddr, op, val, timeout, uaddr2, val3);
+}
+
+/* Read a whole small file (at most cap-1 bytes) into buf, NUL-terminated.
+ * Returns its length or -errno. */
+long sys_read_file(const char *path, char *buf, size_t cap);
+
+#endif

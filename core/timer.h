@@ -1,0 +1,59 @@
+/*
+ * timer.h: runtime timers (CLOCK_MONOTONIC nanoseconds) and waiters, the
+ * one way a goroutine or a foreign thread waits for an event or a deadline.
+ */
+#ifndef GOSHIM_TIMER_H
+#define GOSHIM_TIMER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdatomic.h>
+
+struct g;
+
+struct timer {
+	int64_t when;
+	void (*f)(struct timer *);
+	int32_t idx;		/* heap index, -1 when not in the heap */
+	_Atomic uint32_t running; /* f is being called */
+};
+
+void timer_add(struct timer *t, int64_t when, void (*f)(struct timer *));
+/* Remove t; if its function is running, wait until it returns. */
+void timer_del(struct timer *t);
+/* Run expired timers; returns the next deadline or -1. */
+int64_t timers_run(int64_t now);
+int64_t timers_next(void);
+
+/* One idle M at a time sleeps until the next timer: claim that role (false
+ * if another M has it), and give it up after waking. */
+struct m;
+bool timers_claim_sleeper(struct m *mp, int64_t until);
+void timers_release_sleeper(void);
+/* proc.c: wake an idle M without giving it a P. */
+void m_kick(struct m *mp);
+
+enum { W_WAITING, W_WOKEN, W_TIMEDOUT };
+
+struct waiter {
+	struct g *g; /* NULL: a thread the runtime did not create */
+	_Atomic uint32_t state;
+	struct timer timer;
+	const void *key;     /* address it waits on (sema.c) */
+	struct waiter *next; /* for the queue the waiter sits on */
+};
+
+void waiter_init(struct waiter *w);
+/* Wake w if it is still waiting; true if this call woke it. */
+bool waiter_wake(struct waiter *w);
+/*
+ * Block the caller on w until waiter_wake or the deadline (monotonic ns,
+ * -1 for none). unlock(lock) releases whatever protects w's registration;
+ * for a goroutine it runs after the goroutine is parked, so a waker that
+ * takes the same lock can never see a half-parked waiter. Returns W_WOKEN
+ * or W_TIMEDOUT.
+ */
+uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
+		      const char *reason, int64_t deadline);
+
+#endif

@@ -1,0 +1,428 @@
+/*
+ * tls.c: each goroutine is a complete glibc thread to the code it runs.
+ *
+ * __thread variables, errno, C++ thread_local, stdio lock ownership, the
+ * malloc tcache and the resolver state all hang off the thread pointer. A
+ * goroutine that shares or changes OS threads must keep its own, so every G
+ * gets a TLS block + TCB built by ld.so's _dl_allocate_tls at the top of its
+ * stack mapping (nptl's own layout), and arch_switch installs it.
+ *
+ * The TCB is glibc's struct pthread. Its first 0x50 bytes are ABI; the rest
+ * (tid, robust list, stack bounds, specific block, rseq) are glibc-internal,
+ * so tls_init verifies every offset used here against the main thread and a
+ * short-lived real thread and refuses to run when one does not match. Facts
+ * and measurements: ../shared/notes/glibc-tcb.md (glibc 2.36, x86_64).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <locale.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "real.h"
+#include "runtime.h"
+#include "sys.h"
+#include "tls.h"
+
+#if defined(__x86_64__)
+/* struct pthread, glibc 2.36 x86_64 */
+#define TCB_SIZE 0x940
+#define OFF_TCB 0x00
+#define OFF_SELF 0x10
+#define OFF_MULTIPLE_THREADS 0x18
+#define OFF_GSCOPE 0x1c
+#define OFF_GUARDS 0x28	   /* stack_guard, pointer_guard */
+#define OFF_POINTER_GUARD 0x30
+#define OFF_FEATURE_1 0x48
+#define OFF_TID 0x2d0
+#define OFF_ROBUST_PREV 0x2d8
+#define OFF_ROBUST_HEAD 0x2e0 /* list, futex_offset, list_op_pending */
+#define OFF_CLEANUP_JMP_BUF 0x300
+#define OFF_SPECIFIC_1STBLOCK 0x310
+#define OFF_SPECIFIC0 0x510
+#define OFF_USER_STACK 0x612
+#define OFF_JOINID 0x620
+#define OFF_STACKBLOCK 0x690
+#define OFF_STACKBLOCK_SIZE 0x698
+#define OFF_GUARDSIZE 0x6a0
+#define OFF_REPORTED_GUARDSIZE 0x6a8
+#define OFF_RES 0x6b8
+#define OFF_RSEQ 0x920
+#define ROBUST_FUTEX_OFFSET (-32L)
+#define HAVE_TCB_LAYOUT 1
+#else
+#define HAVE_TCB_LAYOUT 0
+#define TCB_SIZE 0
+#endif
+
+#define AT(tcb, off, type) (*(type *)((char *)(tcb) + (off)))
+
+typedef struct {
+	unsigned long ti_module;
+	unsigned long ti_offset;
+} tls_index;
+
+static void *(*dl_allocate_tls)(void *);
+static void (*dl_deallocate_tls)(void *, bool);
+static void (*dl_get_tls_static_info)(size_t *, size_t *);
+static void (*ctype_init)(void);
+static void (*call_tls_dtors)(void);
+static void *(*tls_get_addr)(tls_index *);
+
+static size_t static_size, static_align;
+/* TLS slots, as offsets from the thread pointer (static TLS). */
+static ptrdiff_t off_g_current, off_resp, off_errno, off_h_errno, off_dlerror;
+static ptrdiff_t libc_block_off;
+static size_t libc_block_size;
+static bool have_rseq;
+
+/* Static-TLS modules whose image every goroutine TCB already holds. */
+#define MAX_TRACKED_MODULES 256
+static struct {
+	const void *image;
+	ptrdiff_t off;
+} static_modules[MAX_TRACKED_MODULES];
+static struct rlock dlopen_lock;
+
+static _Atomic uint32_t fake_tid_next;
+
+ptrdiff_t tls_g_offset(void)
+{
+	return off_g_current;
+}
+
+pid_t tls_fake_tid(void)
+{
+	/* Above PID_MAX_LIMIT (2^22): never a real tid, never 0. */
+	uint32_t n = atomic_fetch_add(&fake_tid_next, 1);
+	return (pid_t)((1u << 22) + n % ((1u << 30) - (1u << 22)));
+}
+
+struct libc_find {
+	const void *errno_addr;
+	ptrdiff_t off;
+	size_t size;
+	bool found;
+};
+
+static int find_libc_block(struct dl_phdr_info *info, size_t sz, void *arg)
+{
+	struct libc_find *f = arg;
+	(void)sz;
+	if (info->dlpi_tls_modid == 0 || info->dlpi_tls_data == NULL)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *lo = info->dlpi_tls_data;
+		if (ph->p_type != PT_TLS)
+			continue;
+		if ((const char *)f->errno_addr >= lo &&
+		    (const char *)f->errno_addr < lo + ph->p_memsz) {
+			f->off = lo - (const char *)arch_get_tp();
+			f->size = ph->p_memsz;
+			f->found = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+struct probe {
+	const char *why;
+	pid_t tid;
+};
+
+/* Runs on a real glibc thread: the fields start_thread fills in. */
+static void *probe_thread(void *arg)
+{
+	struct probe *pr = arg;
+	char *tp = arch_get_tp();
+	char local;
+	char *block = AT(tp, OFF_STACKBLOCK, char *);
+	size_t bsize = AT(tp, OFF_STACKBLOCK_SIZE, size_t);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (AT(tp, OFF_TID, pid_t) != sys_gettid())
+		pr->why = "tid offset";
+	else if (AT(tp, off_resp, char *) != tp + OFF_RES)
+		pr->why = "resolver state offset";
+	else if (!(block && &local > block && &local < block + bsize))
+		pr->why = "stack block offsets";
+	else if ((char *)(((uintptr_t)block + bsize - TCB_SIZE) &
+			  ~(uintptr_t)(static_align - 1)) != tp)
+		pr->why = "struct pthread size";
+	else if (AT(tp, OFF_GUARDSIZE, size_t) != page ||
+		 AT(tp, OFF_REPORTED_GUARDSIZE, size_t) != page)
+		pr->why = "guard size offsets";
+	else if (AT(tp, OFF_USER_STACK, unsigned char) != 0 ||
+		 AT(tp, OFF_JOINID, void *) != NULL)
+		pr->why = "user_stack/joinid offsets";
+	else if (!(AT(tp, OFF_CLEANUP_JMP_BUF, char *) > block &&
+		   AT(tp, OFF_CLEANUP_JMP_BUF, char *) < block + bsize))
+		pr->why = "cleanup_jmp_buf offset";
+	else if (AT(tp, OFF_SPECIFIC0, char *) != tp + OFF_SPECIFIC_1STBLOCK)
+		pr->why = "specific block offset";
+	return NULL;
+}
+
+static const char *verify_main_thread(void)
+{
+	char *tp = arch_get_tp();
+	void *head = NULL;
+	size_t len = 0;
+
+	if (AT(tp, OFF_TCB, char *) != tp || AT(tp, OFF_SELF, char *) != tp)
+		return "tcb/self pointers";
+	if (AT(tp, OFF_TID, pid_t) != sys_gettid())
+		return "tid offset";
+	if (SYS3(SYS_get_robust_list, 0, &head, &len) == 0 &&
+	    head != tp + OFF_ROBUST_HEAD)
+		return "robust list offset";
+	if (AT(tp, OFF_ROBUST_HEAD + 8, long) != ROBUST_FUTEX_OFFSET)
+		return "robust futex offset";
+	if (AT(tp, OFF_SPECIFIC0, char *) != tp + OFF_SPECIFIC_1STBLOCK)
+		return "specific block offset";
+	if (have_rseq && __rseq_offset != OFF_RSEQ)
+		return "rseq area offset";
+	return NULL;
+}
+
+bool tls_init(const char **why)
+{
+	char *tp = arch_get_tp();
+	struct libc_find lf = { .errno_addr = &errno };
+	void *resp;
+
+	*why = NULL;
+	if (!HAVE_TCB_LAYOUT) {
+		*why = "no known glibc TCB layout for this CPU";
+		return false;
+	}
+	dl_allocate_tls = dlvsym(RTLD_DEFAULT, "_dl_allocate_tls",
+				 "GLIBC_PRIVATE");
+	dl_deallocate_tls = dlvsym(RTLD_DEFAULT, "_dl_deallocate_tls",
+				   "GLIBC_PRIVATE");
+	dl_get_tls_static_info = dlvsym(RTLD_DEFAULT,
+					"_dl_get_tls_static_info",
+					"GLIBC_PRIVATE");
+	ctype_init = dlvsym(RTLD_DEFAULT, "__ctype_init", "GLIBC_PRIVATE");
+	call_tls_dtors = dlvsym(RTLD_DEFAULT, "__call_tls_dtors",
+				"GLIBC_PRIVATE");
+	tls_get_addr = dlsym(RTLD_DEFAULT, "__tls_get_addr");
+	resp = dlvsym(RTLD_DEFAULT, "__resp", "GLIBC_PRIVATE");
+	if (!dl_allocate_tls || !dl_deallocate_tls || !dl_get_tls_static_info ||
+	    !ctype_init || !call_tls_dtors || !tls_get_addr || !resp) {
+		*why = "ld.so/libc private TLS entry points missing";
+		return false;
+	}
+	dl_get_tls_static_info(&static_size, &static_align);
+	if (static_align < 64)
+		static_align = 64;
+	off_resp = (char *)resp - tp;
+	off_g_current = (char *)&g_current - tp;
+	off_errno = (char *)&errno - tp;
+	off_h_errno = (char *)&h_errno - tp;
+	void *dlerr = dlvsym(RTLD_DEFAULT, "__libc_dlerror_result",
+			     "GLIBC_PRIVATE");
+	off_dlerror = dlerr ? (char *)dlerr - tp : 0;
+	have_rseq = __rseq_size > 0;
+	dl_iterate_phdr(find_libc_block, &lf);
+	if (!lf.found) {
+		*why = "libc's TLS block not found";
+		return false;
+	}
+	libc_block_off = lf.off;
+	libc_block_size = lf.size;
+	if ((*why = verify_main_thread()) != NULL)
+		return false;
+
+	struct probe pr = { 0 };
+	pthread_t t;
+	if (real.pthread_create(&t, NULL, probe_thread, &pr) != 0) {
+		*why = "could not start the layout probe thread";
+		return false;
+	}
+	real.pthread_join(t, NULL);
+	if (pr.why) {
+		*why = pr.why;
+		return false;
+	}
+	tls_after_dlopen(); /* record the modules every TCB starts with */
+	return true;
+}
+
+size_t tls_area_size(void)
+{
+	return static_size + static_align;
+}
+
+void *tls_create(char *top)
+{
+	char *tcb = (char *)(((uintptr_t)top - TCB_SIZE) &
+			     ~(uintptr_t)(static_align - 1));
+	return dl_allocate_tls(tcb);
+}
+
+char *tls_stack_top(void *tcb)
+{
+	return (char *)(((uintptr_t)tcb + TCB_SIZE - static_size) &
+			~(uintptr_t)15);
+}
+
+void tls_prepare(struct g *gp, pid_t tid)
+{
+	char *tcb = gp->tcb;
+	char *cur = arch_get_tp();
+
+	AT(tcb, OFF_TCB, void *) = tcb;
+	AT(tcb, OFF_SELF, void *) = tcb;
+	AT(tcb, OFF_MULTIPLE_THREADS, int) = 1;
+	AT(tcb, OFF_GSCOPE, int) = 0;
+	/* stack_guard and pointer_guard are process-wide values. */
+	memcpy(tcb + OFF_GUARDS, cur + OFF_GUARDS, 16);
+	memcpy(tcb + OFF_FEATURE_1, cur + OFF_FEATURE_1, 4);
+	AT(tcb, OFF_TID, pid_t) = tid;
+	AT(tcb, OFF_ROBUST_PREV, void *) = tcb + OFF_ROBUST_HEAD;
+	AT(tcb, OFF_ROBUST_HEAD, void *) = tcb + OFF_ROBUST_HEAD;
+	AT(tcb, OFF_ROBUST_HEAD + 8, long) = ROBUST_FUTEX_OFFSET;
+	AT(tcb, OFF_ROBUST_HEAD + 16, void *) = NULL;
+	AT(tcb, OFF_SPECIFIC0, void *) = tcb + OFF_SPECIFIC_1STBLOCK;
+	/* glibc must never free or join this identity itself. */
+	AT(tcb, OFF_USER_STACK, unsigned char) = 1;
+	AT(tcb, OFF_JOINID, void *) = tcb;
+	AT(tcb, OFF_STACKBLOCK, void *) = gp->map;
+	AT(tcb, OFF_STACKBLOCK_SIZE, size_t) = gp->map_size;
+	AT(tcb, OFF_GUARDSIZE, size_t) = gp->guard_size;
+	AT(tcb, OFF_REPORTED_GUARDSIZE, size_t) = gp->guard_size;
+	if (have_rseq) {
+		/* Not registered with the kernel: sched_getcpu asks it. */
+		AT(tcb, OFF_RSEQ, int32_t) = 0;
+		AT(tcb, OFF_RSEQ + 4, int32_t) = RSEQ_CPU_ID_REGISTRATION_FAILED;
+	}
+	AT(tcb, off_resp, void *) = tcb + OFF_RES;
+	AT(tcb, off_g_current, struct g *) = gp;
+}
+
+bool tls_reset(void *tcb)
+{
+	unsigned char saved[512];
+	char *t = tcb;
+
+	if (libc_block_size > sizeof saved)
+		runtime_throw("tls_reset: libc TLS block larger than expected");
+	memcpy(saved, t + libc_block_off, libc_block_size);
+	dl_deallocate_tls(tcb, false);
+	memset(tcb, 0, TCB_SIZE);
+	if (dl_allocate_tls(tcb) == NULL)
+		return false;
+	memcpy(t + libc_block_off, saved, libc_block_size);
+	AT(t, off_errno, int) = 0;
+	AT(t, off_h_errno, int) = 0;
+	if (off_dlerror)
+		AT(t, off_dlerror, void *) = NULL;
+	return true;
+}
+
+void tls_destroy(void *tcb)
+{
+	dl_deallocate_tls(tcb, false);
+}
+
+void tls_enter(struct g *gp)
+{
+	if (gp->tls_used)
+		uselocale(LC_GLOBAL_LOCALE); /* a reused block may hold another */
+	ctype_init();
+}
+
+void tls_exit(void)
+{
+	call_tls_dtors();
+}
+
+void tls_set_unwind_buf(void *tcb, void *buf)
+{
+	AT(tcb, OFF_CLEANUP_JMP_BUF, void *) = buf;
+}
+
+void *tls_bottom_unwind_buf(void *tcb)
+{
+	/* __pthread_unwind_buf_t: the chain link is __pad[0]. */
+	__pthread_unwind_buf_t *b = AT(tcb, OFF_CLEANUP_JMP_BUF, void *);
+	while (b && b->__pad[0])
+		b = b->__pad[0];
+	return b;
+}
+
+unsigned long tls_pointer_guard(void *tcb)
+{
+	return AT(tcb, OFF_POINTER_GUARD, unsigned long);
+}
+
+pid_t tls_tid(void *tcb)
+{
+	return AT(tcb, OFF_TID, pid_t);
+}
+
+struct dlopen_scan {
+	char *tp;
+	int copied;
+};
+
+static void copy_module_image(ptrdiff_t off, const void *image,
+			      size_t filesz, size_t memsz)
+{
+	rlock_lock(&sched.alllock);
+	for (struct g *gp = sched.allgs; gp; gp = gp->alllink) {
+		if (gp->is_main || (gp->is_g0 && gp->map == NULL))
+			continue; /* real glibc threads: ld.so did them */
+		char *block = (char *)gp->tcb + off;
+		memcpy(block, image, filesz);
+		memset(block + filesz, 0, memsz - filesz);
+	}
+	rlock_unlock(&sched.alllock);
+}
+
+static int scan_module(struct dl_phdr_info *info, size_t sz, void *arg)
+{
+	struct dlopen_scan *s = arg;
+	(void)sz;
+	if (info->dlpi_tls_modid == 0 ||
+	    info->dlpi_tls_modid >= MAX_TRACKED_MODULES)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_TLS)
+			continue;
+		tls_index ti = { info->dlpi_tls_modid, 0 };
+		char *block = tls_get_addr(&ti);
+		ptrdiff_t off = block - s->tp;
+		const void *image = (const char *)info->dlpi_addr + ph->p_vaddr;
+		/* In static TLS iff the block sits below the thread pointer. */
+		if (off >= 0 || (size_t)-off > static_size)
+			break;
+		size_t m = info->dlpi_tls_modid;
+		if (static_modules[m].image == image &&
+		    static_modules[m].off == off)
+			break;
+		static_modules[m].image = image;
+		static_modules[m].off = off;
+		copy_module_image(off, image, ph->p_filesz, ph->p_memsz);
+		s->copied++;
+		break;
+	}
+	return 0;
+}
+
+void tls_after_dlopen(void)
+{
+	struct dlopen_scan s = { .tp = arch_get_tp() };
+
+	rlock_lock(&dlopen_lock);
+	dl_iterate_phdr(scan_module, &s);
+	rlock_unlock(&dlopen_lock);
+}

@@ -1,0 +1,61 @@
+/*
+ * tls.h: a complete glibc thread identity (TLS block + TCB) per goroutine.
+ * See tls.c and ../shared/notes/glibc-tcb.md.
+ */
+#ifndef GOSHIM_TLS_H
+#define GOSHIM_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct g;
+
+/* Resolve ld.so's private entry points and verify the TCB layout on the
+ * calling (main) thread and on a short-lived real thread. On failure,
+ * *why says what did not match and the runtime must stay native. */
+bool tls_init(const char **why);
+
+/* Bytes a stack mapping must keep at its top for static TLS + TCB. */
+size_t tls_area_size(void);
+
+/* Build a TCB whose static TLS ends at top (zeroed memory). Returns the
+ * thread pointer, or NULL when ld.so could not allocate the DTV. */
+void *tls_create(char *top);
+
+/* Lowest address of the static TLS below a TCB: where the stack ends. */
+char *tls_stack_top(void *tcb);
+
+/* Fill in the header of a new or reused TCB for gp (tid, guards, stack
+ * bounds, getg slot). tid is a fake unique tid, or a real one for g0. */
+void tls_prepare(struct g *gp, pid_t tid);
+
+/* Reset the TLS of a dead goroutine's TCB for reuse: every module's block
+ * back to its initial image, except libc's, whose malloc tcache and arena
+ * are kept (glibc frees them only in an unexported function). */
+bool tls_reset(void *tcb);
+
+/* Release a TCB's DTV and dynamic TLS blocks (the memory stays). */
+void tls_destroy(void *tcb);
+
+/* On the goroutine, before user code: libc per-thread init. */
+void tls_enter(struct g *gp);
+
+/* On the goroutine, at exit: C++ thread_local destructors. */
+void tls_exit(void);
+
+/* Point the TCB's cancellation/unwind buffer at buf (start_thread's). */
+void tls_set_unwind_buf(void *tcb, void *buf);
+/* The bottom buffer of a TCB's unwind chain, or NULL. */
+void *tls_bottom_unwind_buf(void *tcb);
+unsigned long tls_pointer_guard(void *tcb);
+pid_t tls_tid(void *tcb);
+
+/* After dlopen: initialise modules placed in static TLS in every
+ * goroutine's TCB (ld.so only knows its own threads). */
+void tls_after_dlopen(void);
+
+/* Allocate a fake tid: unique, never a real one. */
+pid_t tls_fake_tid(void);
+
+#endif

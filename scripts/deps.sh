@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# scripts/deps.sh: install what building and testing goshim needs on a
+# Debian machine, if it is missing. Run by `make check`, `make demo` and CI;
+# does nothing when everything is there.
+set -euo pipefail
+
+need=()
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+have_cmd cc || need+=(gcc)
+have_cmd c++ || need+=(g++)
+have_cmd make || need+=(make)
+have_cmd pkg-config || need+=(pkg-config)
+have_pkg check || need+=(check)
+have_pkg libunwind-dev || need+=(libunwind-dev)
+# Optional: the aarch64 cross build of arch/ and the Go benchmark column.
+if [[ ${GOSHIM_DEPS_OPTIONAL:-1} == 1 ]]; then
+	have_cmd aarch64-linux-gnu-gcc || need+=(gcc-aarch64-linux-gnu)
+	have_cmd qemu-aarch64 || need+=(qemu-user)
+	have_cmd go || need+=(golang-go)
+fi
+
+[[ ${#need[@]} -eq 0 ]] && exit 0
+
+if ! have_cmd apt-get; then
+	echo "deps: missing ${need[*]} and no apt-get here: install them by hand" >&2
+	exit 1
+fi
+sudo=
+if [[ $(id -u) -ne 0 ]]; then
+	if have_cmd sudo; then sudo=sudo; else
+		echo "deps: missing ${need[*]}: run as root or install them" >&2
+		exit 1
+	fi
+fi
+echo "deps: installing ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -1,0 +1,24 @@
+/*
+ * dlopen.c: a module that ld.so places in static TLS is initialised only in
+ * the threads ld.so knows; goroutines are not among them, so goshim copies
+ * the module's TLS image into every goroutine's TCB (core/tls.c).
+ */
+#include <dlfcn.h>
+#include "../core/tls.h"
+#include "shim.h"
+
+GOSHIM_EXPORT void *dlopen(const char *file, int mode)
+{
+	void *h = real.dlopen(file, mode);
+	if (h && shim_active())
+		tls_after_dlopen();
+	return h;
+}
+
+GOSHIM_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
+{
+	void *h = real.dlmopen(lmid, file, mode);
+	if (h && shim_active())
+		tls_after_dlopen();
+	return h;
+}

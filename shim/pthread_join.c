@@ -1,0 +1,45 @@
+/*
+ * pthread_join.c: join, tryjoin, timedjoin and clockjoin (core/join.c).
+ * Threads goshim did not create are joined by glibc.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+#include "shim.h"
+
+GOSHIM_EXPORT int pthread_join(pthread_t t, void **ret)
+{
+	struct g *gp = shim_thread(t);
+	if (gp == NULL)
+		return real.pthread_join(t, ret);
+	return go_join(gp, ret, false, -1);
+}
+
+GOSHIM_EXPORT int pthread_tryjoin_np(pthread_t t, void **ret)
+{
+	struct g *gp = shim_thread(t);
+	if (gp == NULL)
+		return real.pthread_tryjoin_np(t, ret);
+	return go_join(gp, ret, true, -1);
+}
+
+GOSHIM_EXPORT int pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clk,
+				       const struct timespec *abstime)
+{
+	struct g *gp = shim_thread(t);
+	if (gp == NULL)
+		return real.pthread_clockjoin_np(t, ret, clk, abstime);
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	if (abstime == NULL)
+		return go_join(gp, ret, false, -1);
+	if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
+		return EINVAL;
+	return go_join(gp, ret, false, shim_deadline(clk, abstime));
+}
+
+GOSHIM_EXPORT int pthread_timedjoin_np(pthread_t t, void **ret,
+				       const struct timespec *abstime)
+{
+	return pthread_clockjoin_np(t, ret, CLOCK_REALTIME, abstime);
+}

@@ -1,0 +1,36 @@
+/*
+ * shim.h: what every interposer needs.
+ *
+ * An interposer first asks shim_active(): it starts the runtime if nobody
+ * has, and answers whether the caller should get goshim's behaviour. When
+ * the runtime is off (GOSHIM_DISABLE, a refused start) it forwards to the
+ * C library's own function through `real`.
+ */
+#ifndef GOSHIM_SHIM_H
+#define GOSHIM_SHIM_H
+
+#include "../core/real.h"
+#include "../core/runtime.h"
+
+#define GOSHIM_EXPORT __attribute__((visibility("default")))
+
+void real_init(void);
+
+static inline bool shim_active(void)
+{
+	real_init();
+	runtime_ensure_init();
+	return runtime_enabled;
+}
+
+/* The goroutine behind a pthread_t, or NULL for a thread goshim did not
+ * create (then glibc's own function applies). */
+static inline struct g *shim_thread(pthread_t t)
+{
+	return shim_active() ? g_from_handle((uintptr_t)t) : NULL;
+}
+
+/* Monotonic deadline (ns) from an absolute time on clock clk. */
+int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);
+
+#endif

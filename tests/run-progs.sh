@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# tests/run-progs.sh BUILD_DIR PROG...
+#
+# Runs each test program natively and then with LD_PRELOAD=BUILD_DIR/libgoshim.so
+# and compares: same stdout, same exit status, and the per-program thread-count
+# bounds. Expectations come from header lines in the program's source
+# (tests/progs/NAME.c or NAME.cc):
+#
+#   // goshim-test: shim-max-threads=GOMAXPROCS+2   peak OS threads under goshim
+#   // goshim-test: shim-min-threads=N
+#   // goshim-test: native-min-threads=1001         peak OS threads natively
+#   // goshim-test: native-max-threads=N
+#   // goshim-test: timeout=60                      seconds per run (default 120)
+#   // goshim-test: env=GOMAXPROCS=1                extra env, both runs (repeatable)
+#   // goshim-test: shim-env=GOSHIM_DEBUG=...       extra env, goshim run only
+#   // goshim-test: args=1000                       command-line arguments
+#   // goshim-test: exit=0                          expected exit status (default 0)
+#
+# GOMAXPROCS in a bound = the GOMAXPROCS that run gets (header env, else the
+# caller's environment, else `nproc`). GOSHIM_TEST_FILTER=REGEX (grep -E)
+# selects programs by name. Peak thread counts are sampled every ~1 ms by
+# tests/tools/threadpeak.c, which this script compiles into BUILD_DIR/tools.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+if [[ $# -lt 1 ]]; then
+	echo "usage: $0 BUILD_DIR PROG..." >&2
+	exit 2
+fi
+B=$1
+shift
+
+if [[ ! -f $B/libgoshim.so ]]; then
+	echo "run-progs: FATAL: $B/libgoshim.so does not exist (build it with 'make' first)" >&2
+	exit 2
+fi
+if [[ ! -r $B/libgoshim.so ]]; then
+	echo "run-progs: FATAL: $B/libgoshim.so is not readable" >&2
+	exit 2
+fi
+lib=$(realpath "$B/libgoshim.so")
+
+# The sampler.
+tp=$B/tools/threadpeak
+tp_src=$here/tools/threadpeak.c
+if [[ ! -x $tp || $tp_src -nt $tp ]]; then
+	mkdir -p "$B/tools"
+	${CC:-cc} -O2 -Wall -Wextra -Werror -std=gnu11 -o "$tp.tmp.$$" "$tp_src"
+	mv -f "$tp.tmp.$$" "$tp"
+fi
+
+default_gomaxprocs=${GOMAXPROCS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/run-progs.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# run_timed PREFIX CMD...: CMD under timeout and threadpeak; PREFIX.out,
+# PREFIX.err, PREFIX.peak. timeout puts itself in a process group of its own,
+# so an interrupt of this script has to be passed on by hand.
+running=
+run_timed() {
+	local p=$1
+	shift
+	THREADPEAK_OUT=$p.peak timeout -k 5 "$timeout_s" "$tp" "$@" \
+		>"$p.out" 2>"$p.err" </dev/null &
+	running=$!
+	local st=0
+	wait "$running" 2>/dev/null || st=$?
+	running=
+	return "$st"
+}
+on_interrupt() {
+	if [[ -n $running ]]; then
+		kill -TERM -- "-$running" 2>/dev/null || kill -TERM "$running" 2>/dev/null || true
+	fi
+	echo "run-progs: interrupted" >&2
+	exit 130
+}
+trap on_interrupt INT TERM
+
+passed=0
+failed=0
+
+indent() { sed 's/^/    /'; }
+
+# describe_status STATUS TIMEOUT PEAKFILE -> "exit status N", "killed by SIGSEGV", ...
+describe_status() {
+	local st=$1 tmo=$2
+	if [[ $st -eq 124 ]]; then
+		echo "timed out after ${tmo}s"
+	elif [[ $st -eq 137 && ! -s $3 ]]; then
+		# timeout -k killed threadpeak too, so it wrote no peak file
+		echo "timed out after ${tmo}s, ignored SIGTERM, killed with SIGKILL"
+	elif [[ $st -gt 128 && $st -lt 160 ]]; then
+		echo "killed by SIG$(kill -l $((st - 128)) 2>/dev/null || echo $((st - 128)))"
+	else
+		echo "exit status $st"
+	fi
+}
+
+# eval_bound EXPR GOMAXPROCS -> integer on stdout; nonzero status if malformed
+eval_bound() {
+	local e=${1//GOMAXPROCS/$2}
+	e=${e// /}
+	[[ $e =~ ^[0-9+*/()-]+$ ]] || return 1
+	echo $((e))
+}
+
+for prog in "$@"; do
+	name=$(basename "$prog")
+	if [[ -n ${GOSHIM_TEST_FILTER:-} ]] && ! grep -qE -- "$GOSHIM_TEST_FILTER" <<<"$name"; then
+		continue
+	fi
+
+	fail() {
+		echo "FAIL $name: $1"
+		if [[ $# -gt 1 && -n $2 ]]; then printf '%s\n' "$2" | indent; fi
+		failed=$((failed + 1))
+	}
+
+	if [[ ! -x $prog ]]; then
+		fail "$prog is not an executable"
+		continue
+	fi
+	src=
+	for s in "$here/progs/$name.c" "$here/progs/$name.cc"; do
+		[[ -f $s ]] && { src=$s; break; }
+	done
+
+	# ---- header expectations
+	timeout_s=120
+	exit_want=0
+	args=()
+	envs=()
+	shim_envs=()
+	declare -A bound=()
+	bad_header=
+	if [[ -n $src ]]; then
+		while IFS= read -r line; do
+			key=${line%%=*}
+			val=${line#*=}
+			[[ $line == *=* ]] || { bad_header="malformed header line '$line'"; break; }
+			case $key in
+			timeout) timeout_s=$val ;;
+			exit) exit_want=$val ;;
+			args) read -r -a args <<<"$val" ;;
+			env) envs+=("$val") ;;
+			shim-env) shim_envs+=("$val") ;;
+			native-min-threads | native-max-threads | shim-min-threads | shim-max-threads)
+				bound[$key]=$val ;;
+			*) bad_header="unknown goshim-test key '$key'"; break ;;
+			esac
+		done < <(sed -n 's|^[[:space:]]*//[[:space:]]*goshim-test:[[:space:]]*||p' "$src" | sed 's/[[:space:]]*$//')
+	fi
+	if [[ -n $bad_header ]]; then
+		fail "$src: $bad_header"
+		unset bound
+		continue
+	fi
+
+	gmp_native=$default_gomaxprocs
+	for kv in "${envs[@]}"; do
+		if [[ $kv == GOMAXPROCS=* ]]; then gmp_native=${kv#GOMAXPROCS=}; fi
+	done
+	gmp_shim=$gmp_native
+	for kv in "${shim_envs[@]}"; do
+		if [[ $kv == GOMAXPROCS=* ]]; then gmp_shim=${kv#GOMAXPROCS=}; fi
+	done
+
+	# ---- the two runs
+	d=$work/$name
+	mkdir -p "$d"
+	st_native=0
+	run_timed "$d/native" env -u LD_PRELOAD "${envs[@]}" "$prog" "${args[@]}" || st_native=$?
+	st_shim=0
+	run_timed "$d/shim" env LD_PRELOAD="$lib" "${envs[@]}" "${shim_envs[@]}" "$prog" "${args[@]}" || st_shim=$?
+
+	read -r peak_native secs_native 2>/dev/null <"$d/native.peak" || { peak_native='?'; secs_native='?'; }
+	read -r peak_shim secs_shim 2>/dev/null <"$d/shim.peak" || { peak_shim='?'; secs_shim='?'; }
+
+	# ---- verdict: first reason in the FAIL line, the evidence under it
+	reason=
+	detail=
+	err_tail() {
+		if [[ -s $2 ]]; then
+			echo "$1 stderr (last 20 lines):"
+			tail -n 20 "$2" || true
+		else
+			echo "$1 stderr: empty"
+		fi
+	}
+	if grep -q "cannot be preloaded" "$d/shim.err"; then
+		reason="ld.so did not preload $lib"
+		detail=$(grep "cannot be preloaded" "$d/shim.err" | head -n 3 || true)
+	elif [[ $st_native -ne $exit_want ]]; then
+		reason="native run: $(describe_status "$st_native" "$timeout_s" "$d/native.peak") (expected exit status $exit_want): the test itself is broken"
+		detail=$(err_tail native "$d/native.err")
+	elif [[ $st_shim -ne $st_native ]]; then
+		reason="goshim run: $(describe_status "$st_shim" "$timeout_s" "$d/shim.peak"), native: $(describe_status "$st_native" "$timeout_s" "$d/native.peak")"
+		detail=$(err_tail goshim "$d/shim.err")
+	elif ! cmp -s "$d/native.out" "$d/shim.out"; then
+		reason="stdout differs (native vs goshim)"
+		detail=$(diff -u --label native --label goshim "$d/native.out" "$d/shim.out" | head -n 40 || true)
+	else
+		for key in native-min-threads native-max-threads shim-min-threads shim-max-threads; do
+			[[ -n ${bound[$key]:-} ]] || continue
+			if [[ $key == native-* ]]; then peak=$peak_native gmp=$gmp_native; else peak=$peak_shim gmp=$gmp_shim; fi
+			if ! lim=$(eval_bound "${bound[$key]}" "$gmp"); then
+				reason="bad bound $key=${bound[$key]}"
+				break
+			fi
+			if [[ $peak == "?" ]]; then
+				reason="no thread count sampled for the ${key%%-*} run"
+				break
+			fi
+			if [[ $key == *-min-* && $peak -lt $lim ]] || [[ $key == *-max-* && $peak -gt $lim ]]; then
+				run=${key%%-*}
+				[[ $run == shim ]] && run=goshim
+				reason="$run peak threads $peak violates $key=${bound[$key]} (= $lim, GOMAXPROCS=$gmp)"
+				break
+			fi
+		done
+	fi
+	unset bound
+
+	if [[ -n $reason ]]; then
+		fail "$reason" "$detail"
+	else
+		echo "PASS $name  native: ${secs_native}s $peak_native threads  goshim: ${secs_shim}s $peak_shim threads"
+		passed=$((passed + 1))
+	fi
+done
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
