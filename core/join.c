@@ -95,18 +95,17 @@ int go_detach(struct g *gp)
 
 void go_exited(struct g *gp)
 {
-	bool reap;
-
 	spin_lock(&gp->jlock);
 	atomic_store(&gp->status, G_DEAD);
 	gp->exited = true;
 	struct waiter *w = gp->joiner;
-	/* A joiner that timed out at this moment lost the race: the G stays
-	 * joinable. Waking under jlock keeps w alive meanwhile. */
-	if (w)
-		waiter_wake(w);
-	reap = !w && gp->detached;
+	/* Claimed under jlock, the joiner cannot leave until delivered. A
+	 * joiner that timed out at this moment wins: the G stays joinable. */
+	bool wake = w && waiter_claim(w);
+	bool reap = !w && gp->detached;
 	spin_unlock(&gp->jlock);
+	if (wake)
+		waiter_deliver(w);
 	if (reap)
 		g_free(gp);
 }

@@ -4,8 +4,9 @@
  * The shape is Go's (runtime/proc.go). Each M runs schedule() on its g0;
  * a G gives the M back with mcall(fn), which saves the G's context and has
  * g0 run fn(gp) on the M's own stack, where it is safe to put gp on a queue:
- * nobody can resume gp before its registers are saved. That is what makes
- * park/ready race-free (gopark's unlockf runs on g0, after the switch).
+ * nobody can resume gp before its registers are saved: park_m marks it
+ * waiting only then, and goready waits for that mark, so a waker may find
+ * a G while it is still on its way into gopark.
  *
  * findrunnable looks at the local queue, the global queue (every 61st tick
  * first, so it cannot starve), then steals half of a random victim's queue
@@ -496,13 +497,11 @@ static struct g *park_m(struct g *gp)
 
 	mp->park_unlockf = NULL;
 	mp->park_lock = NULL;
-	atomic_store(&gp->status, G_WAITING);
 	gp->m = NULL;
-	if (unlockf && !unlockf(gp, lock)) {
-		/* The wait is already over: run it again at once. */
-		atomic_store(&gp->status, G_RUNNABLE);
-		return gp;
-	}
+	if (unlockf && !unlockf(gp, lock))
+		return gp; /* the wait is already over: run it again at once */
+	/* From here a waker may run it (goready waits for this store). */
+	atomic_store_explicit(&gp->status, G_WAITING, memory_order_release);
 	return NULL;
 }
 
@@ -513,29 +512,38 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 	struct m *mp = gp->m;
 
 	gp->waitreason = reason;
-	gp->waitsince = nanotime();
+	gp->waitsince = nanotime_coarse();
 	mp->park_unlockf = unlockf;
 	mp->park_lock = lock;
 	mcall(park_m);
 	gp->waitreason = NULL;
 }
 
-bool park_unlock_spin(struct g *gp, void *lock)
-{
-	(void)gp;
-	spin_unlock(lock);
-	return true;
-}
-
+/*
+ * Make a parked G runnable. A waker may find the G still on its way into
+ * gopark (it left its wait queue's lock before parking, so the lock is
+ * never held across a context switch): then it waits the few instructions
+ * until park_m has saved the G and marked it waiting.
+ */
 void goready(struct g *gp)
 {
 	struct g *me = getg();
-	uint32_t st = G_WAITING;
+	uint32_t st;
 
-	if (!atomic_compare_exchange_strong(&gp->status, &st, G_RUNNABLE)) {
-		fprintf(stderr, "goshim: goready of goroutine %llu in state %u\n",
-			(unsigned long long)gp->goid, st);
-		runtime_throw("goready: bad g status");
+	for (;;) {
+		st = G_WAITING;
+		if (atomic_compare_exchange_weak_explicit(
+			    &gp->status, &st, G_RUNNABLE, memory_order_acquire,
+			    memory_order_relaxed))
+			break;
+		if (st != G_RUNNING && st != G_WAITING) {
+			fprintf(stderr,
+				"goshim: goready of goroutine %llu in state "
+				"%u\n",
+				(unsigned long long)gp->goid, st);
+			runtime_throw("goready: bad g status");
+		}
+		arch_cpu_relax();
 	}
 	if (me && me->m && me->m->p) {
 		runqput(me->m->p, gp, true);
@@ -804,8 +812,7 @@ void main_goroutine_exit(void)
 	atomic_store(&sched.main_exited, true);
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
 		exit(0);
-	gp->detached = true; /* nobody joins main; its stack is not ours */
-	mcall(goexit0);
+	mcall(goexit0); /* joinable, as glibc's main thread is */
 	runtime_throw("main goroutine resumed after exit");
 }
 

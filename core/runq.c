@@ -118,6 +118,15 @@ static uint32_t runqgrab(struct p *victim, _Atomic(struct g *) *batch,
 			struct g *next = LOAD_ACQ(victim->runnext);
 			if (next == NULL)
 				return 0;
+			/* A running P is likely about to run its runnext (a G
+			 * it just readied, then blocks): give it ~3us first, as
+			 * Go does, instead of moving the pair apart. */
+			if (victim->status == P_RUNNING) {
+				int64_t until = nanotime() + 3000;
+				while (LOAD_ACQ(victim->runnext) == next &&
+				       nanotime() < until)
+					arch_cpu_relax();
+			}
 			if (!atomic_compare_exchange_strong_explicit(
 				    &victim->runnext, &next, NULL,
 				    memory_order_acq_rel,

@@ -29,6 +29,14 @@ int64_t nanotime(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A few ms of resolution, a few ns of cost: for wait times in dumps. */
+int64_t nanotime_coarse(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void runtime_throw(const char *msg)
 {
 	char buf[256];

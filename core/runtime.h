@@ -170,6 +170,7 @@ static inline bool on_goroutine(void)
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */
 void runtime_ensure_init(void);
 int64_t nanotime(void);
+int64_t nanotime_coarse(void);
 uint32_t fastrand(void);
 void runtime_throw(const char *msg) __attribute__((noreturn));
 

@@ -78,6 +78,7 @@ int sema_wait(const _Atomic uint32_t *addr, uint32_t val, int64_t deadline,
 int sema_wake(const _Atomic uint32_t *addr, int n)
 {
 	struct bucket *b = bucket_of(addr);
+	struct waiter *claimed = NULL, **tail = &claimed;
 	int woken = 0;
 
 	spin_lock(&b->lock);
@@ -93,10 +94,19 @@ int sema_wake(const _Atomic uint32_t *addr, int n)
 		if (b->tail == w)
 			b->tail = prev;
 		w->next = NULL;
-		/* One that timed out meanwhile does not count. */
-		if (waiter_wake(w))
+		/* One that timed out meanwhile does not count. A claimed one
+		 * waits for its wakeup, so it can be delivered unlocked. */
+		if (waiter_claim(w)) {
+			*tail = w;
+			tail = &w->next;
 			woken++;
+		}
 	}
 	spin_unlock(&b->lock);
+	while (claimed) {
+		struct waiter *w = claimed;
+		claimed = w->next;
+		waiter_deliver(w);
+	}
 	return woken;
 }

@@ -164,7 +164,7 @@ void waiter_init(struct waiter *w)
 	w->next = NULL;
 }
 
-static void wake_up(struct waiter *w)
+void waiter_deliver(struct waiter *w)
 {
 	if (w->g)
 		goready(w->g);
@@ -172,12 +172,17 @@ static void wake_up(struct waiter *w)
 		sys_futex(&w->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-bool waiter_wake(struct waiter *w)
+bool waiter_claim(struct waiter *w)
 {
 	uint32_t st = W_WAITING;
-	if (!atomic_compare_exchange_strong(&w->state, &st, W_WOKEN))
+	return atomic_compare_exchange_strong(&w->state, &st, W_WOKEN);
+}
+
+bool waiter_wake(struct waiter *w)
+{
+	if (!waiter_claim(w))
 		return false;
-	wake_up(w);
+	waiter_deliver(w);
 	return true;
 }
 
@@ -187,39 +192,31 @@ static void waiter_timeout(struct timer *t)
 					     offsetof(struct waiter, timer));
 	uint32_t st = W_WAITING;
 	if (atomic_compare_exchange_strong(&w->state, &st, W_TIMEDOUT))
-		wake_up(w);
+		waiter_deliver(w);
 }
 
-struct park_ctx {
-	struct waiter *w;
-	void (*unlock)(void *);
-	void *lock;
-	int64_t deadline;
-};
-
-/* On g0: the goroutine is parked; arm the timer, then let wakers in. */
-static bool waiter_park_commit(struct g *gp, void *arg)
+/* On g0, before the goroutine is marked waiting: a timer firing at once
+ * finds it parked soon enough (goready waits for that). */
+static bool arm_timer(struct g *gp, void *arg)
 {
-	struct park_ctx *pc = arg;
+	struct waiter *w = arg;
 	(void)gp;
-	if (pc->deadline >= 0)
-		timer_add(&pc->w->timer, pc->deadline, waiter_timeout);
-	pc->unlock(pc->lock);
+	timer_add(&w->timer, w->timer.when, waiter_timeout);
 	return true;
 }
 
 uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		      const char *reason, int64_t deadline)
 {
+	unlock(lock);
 	if (w->g) {
-		struct park_ctx pc = { w, unlock, lock, deadline };
-		gopark(waiter_park_commit, &pc, reason);
+		w->timer.when = deadline;
+		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
 		if (deadline >= 0)
 			timer_del(&w->timer);
 		return atomic_load(&w->state);
 	}
 	/* A foreign thread blocks its own OS thread on the state word. */
-	unlock(lock);
 	for (;;) {
 		uint32_t st = atomic_load(&w->state);
 		if (st != W_WAITING)

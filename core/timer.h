@@ -47,11 +47,17 @@ void waiter_init(struct waiter *w);
 /* Wake w if it is still waiting; true if this call woke it. */
 bool waiter_wake(struct waiter *w);
 /*
+ * The same in two steps, so the slow part can run outside the lock that
+ * keeps w registered: claim (true: this caller owns the wakeup, and w stays
+ * valid because its owner cannot return until delivered), then deliver.
+ */
+bool waiter_claim(struct waiter *w);
+void waiter_deliver(struct waiter *w);
+/*
  * Block the caller on w until waiter_wake or the deadline (monotonic ns,
- * -1 for none). unlock(lock) releases whatever protects w's registration;
- * for a goroutine it runs after the goroutine is parked, so a waker that
- * takes the same lock can never see a half-parked waiter. Returns W_WOKEN
- * or W_TIMEDOUT.
+ * -1 for none). unlock(lock) releases whatever protects w's registration
+ * and runs first: a waker may then claim w before the goroutine has
+ * parked, and goready waits for the park. Returns W_WOKEN or W_TIMEDOUT.
  */
 uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		      const char *reason, int64_t deadline);

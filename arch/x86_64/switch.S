@@ -16,34 +16,58 @@
 arch_switch:
 	.cfi_startproc
 	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
 	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
 	pushq	%r12
+	.cfi_adjust_cfa_offset 8
 	pushq	%r13
+	.cfi_adjust_cfa_offset 8
 	pushq	%r14
+	.cfi_adjust_cfa_offset 8
 	pushq	%r15
+	.cfi_adjust_cfa_offset 8
 	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
 	fnstcw	(%rsp)
 	stmxcsr	4(%rsp)
+	/* Reloaded with the store sizes, so the loads are forwarded. */
+	movzwl	(%rsp), %edx
+	movl	4(%rsp), %ecx
 	movq	%rsp, (%rdi)
 	movq	(%rsi), %rsp
-	movq	8(%rsi), %rax
-	cmpb	$0, arch_have_fsgsbase(%rip)
+	/* Loading MXCSR and the x87 control word is slow (serialising);
+	 * skip it when the next context uses the same values, as it nearly
+	 * always does. */
+	cmpw	(%rsp), %dx
+	jne	4f
+	cmpl	4(%rsp), %ecx
 	je	1f
+4:	fldcw	(%rsp)
+	ldmxcsr	4(%rsp)
+1:	movq	8(%rsi), %rax
+	cmpb	$0, arch_have_fsgsbase(%rip)
+	je	2f
 	wrfsbase %rax
-	jmp	2f
-1:	movq	%rax, %rsi
+	jmp	3f
+2:	movq	%rax, %rsi
 	movl	$0x1002, %edi		/* ARCH_SET_FS */
 	movl	$158, %eax		/* SYS_arch_prctl */
 	syscall
-2:	fldcw	(%rsp)
-	ldmxcsr	4(%rsp)
-	addq	$8, %rsp
+3:	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
 	popq	%r15
+	.cfi_adjust_cfa_offset -8
 	popq	%r14
+	.cfi_adjust_cfa_offset -8
 	popq	%r13
+	.cfi_adjust_cfa_offset -8
 	popq	%r12
+	.cfi_adjust_cfa_offset -8
 	popq	%rbx
+	.cfi_adjust_cfa_offset -8
 	popq	%rbp
+	.cfi_adjust_cfa_offset -8
 	ret
 	.cfi_endproc
 	.size	arch_switch, .-arch_switch
@@ -68,7 +92,7 @@ arch_ctx_start:
 
 /*
  * Where a rewritten jmp_buf lands: the stack pointer is the one saved by
- * setjmp (16-byte aligned at a call site); call the landing function in rbx.
+ * setjmp (16-byte aligned at a call site); call goshim_jmpbuf_landing_fn.
  */
 	.globl	arch_jmpbuf_landing
 	.hidden	arch_jmpbuf_landing
