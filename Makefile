@@ -14,6 +14,13 @@ LIBCFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC \
 	-fexceptions
 LIBLDFLAGS := -shared -Wl,-z,now -Wl,--no-undefined -Wl,-z,noexecstack
 
+# SAN=undefined builds the library with UBSan (make B=build-ubsan SAN=undefined
+# check). ASan does not apply: it must own pthread_create and every stack.
+ifneq ($(SAN),)
+LIBCFLAGS += -fsanitize=$(SAN) -fno-sanitize-recover=all
+LIBLDFLAGS += -fsanitize=$(SAN)
+endif
+
 CORE_SRCS := $(wildcard core/*.c) $(wildcard arch/$(ARCH)/*.c) \
 	$(wildcard arch/$(ARCH)/*.S)
 SHIM_SRCS := $(wildcard shim/*.c)

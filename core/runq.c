@@ -193,7 +193,8 @@ void globrunqputbatch(struct g *head, struct g *tail, int32_t n)
 
 /* Take a fair share of the global queue: one G to run, the rest into pp's
  * ring. Go's rule: size/GOMAXPROCS + 1, at most max (if > 0), at most half
- * a local ring. */
+ * a local ring. Call with pp's ring empty or max == 1: the runqput below
+ * must never spill (that would take sched.lock again). */
 struct g *globrunqget(struct p *pp, int32_t max)
 {
 	int32_t size = atomic_load(&sched.runqsize);

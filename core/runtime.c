@@ -21,6 +21,7 @@
 
 bool runtime_enabled;
 static _Atomic int init_state; /* 0 not yet, 1 running, 2 done */
+static _Atomic pid_t init_tid;
 
 int64_t nanotime(void)
 {
@@ -57,6 +58,36 @@ static void refuse(const char *why)
 							 : sizeof buf - 1);
 }
 
+/* Unknown GOSHIM_ settings are reported once, never silently ignored. */
+static void check_settings(void)
+{
+	static const char *const known[] = {
+		"GOSHIM_DISABLE", "GOSHIM_STACK_SIZE",
+	};
+	extern char **environ;
+
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "GOSHIM_", 7) != 0)
+			continue;
+		size_t len = strcspn(*e, "=");
+		bool ok = false;
+		for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+			ok |= strlen(known[i]) == len &&
+			      strncmp(*e, known[i], len) == 0;
+		if (!ok) {
+			char buf[160];
+			int n = snprintf(buf, sizeof buf,
+					 "goshim: unknown setting %.*s "
+					 "ignored\n", (int)(len > 64 ? 64 : len),
+					 *e);
+			if (n > 0)
+				sys_write(2, buf, (size_t)n < sizeof buf
+							  ? (size_t)n
+							  : sizeof buf - 1);
+		}
+	}
+}
+
 static void runtime_init(void)
 {
 	const char *why = NULL;
@@ -69,6 +100,7 @@ static void runtime_init(void)
 		       "library dlopen'ed instead of LD_PRELOAD'ed?)");
 		return;
 	}
+	check_settings();
 	arch_init();
 	if (!tls_init(&why)) {
 		char msg[200];
@@ -94,10 +126,15 @@ void runtime_ensure_init(void)
 		return;
 	st = 0;
 	if (atomic_compare_exchange_strong(&init_state, &st, 1)) {
+		init_tid = sys_gettid();
 		runtime_init();
 		atomic_store_explicit(&init_state, 2, memory_order_release);
 		return;
 	}
+	/* Called again from inside the start-up (a malloc replacement or
+	 * constructor calling an interposer): native until it is done. */
+	if (init_tid == sys_gettid())
+		return;
 	/* Another thread is initialising (only possible for threads the
 	 * runtime did not create): wait for it. */
 	while (atomic_load_explicit(&init_state, memory_order_acquire) != 2)
