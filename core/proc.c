@@ -574,6 +574,20 @@ void gosched(void)
 	mcall(gosched_m);
 }
 
+static struct g *goyield_m(struct g *gp)
+{
+	struct p *pp = gp->m->p;
+	atomic_store(&gp->status, G_RUNNABLE);
+	gp->m = NULL;
+	runqput(pp, gp, false);
+	return NULL;
+}
+
+void goyield(void)
+{
+	mcall(goyield_m);
+}
+
 /* ---- goroutine life ----------------------------------------------------- */
 
 static struct g *gfget(struct p *pp)

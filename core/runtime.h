@@ -190,7 +190,8 @@ void go_exit(void *retval) __attribute__((noreturn));
 void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 	    const char *reason);
 void goready(struct g *gp);
-void gosched(void);
+void gosched(void);  /* yield: to the global queue (sched_yield) */
+void goyield(void);  /* yield: to the tail of the local queue */
 void g_free(struct g *gp); /* a dead, joined or detached G */
 struct g *g_from_handle(uintptr_t handle);
 void main_goroutine_exit(void) __attribute__((noreturn));
@@ -202,10 +203,30 @@ int go_join(struct g *gp, void **ret, bool try, int64_t deadline);
 int go_detach(struct g *gp);
 void go_exited(struct g *gp); /* on g0, when gp is dead */
 
-/* ---- sema.c: address-keyed wait queues (futex-like) ---- */
+/* ---- sema.c: wait queues keyed by address (see sema.c) ----
+ * deadline: monotonic ns, or -1 for none. reason: shown in dumps. */
+/* futex-like: sleep if *addr == val (else EAGAIN); 0 or ETIMEDOUT */
 int sema_wait(const _Atomic uint32_t *addr, uint32_t val, int64_t deadline,
 	      const char *reason);
+/* wake up to n waiters of sema_wait; returns how many */
 int sema_wake(const _Atomic uint32_t *addr, int n);
+/* Go's semacquire: wait for *addr > 0, decrement; 0 or ETIMEDOUT */
+int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
+		 const char *reason);
+/* Go's semrelease: increment, wake one; handoff gives it the count */
+void sema_release(_Atomic uint32_t *addr, bool handoff);
+/* Go's notifyList over two counters in the program's object: take a
+ * ticket (before releasing the lock that protects the condition), wait
+ * for it (0, or ETIMEDOUT), grant the oldest ticket (returns tickets
+ * granted), grant all and wake up to nwake, wake up to n waiters already
+ * granted but still asleep (to chain a broadcast). */
+uint32_t notify_add(_Atomic uint32_t *wait);
+int notify_wait(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
+		uint32_t ticket, int64_t deadline, const char *reason);
+int notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
+int notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify, int nwake);
+int notify_wake_granted(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
+			int n);
 
 void sched_init(int32_t procs);
 void mtemplate_start(void);

@@ -40,6 +40,9 @@ struct waiter {
 	_Atomic uint32_t state;
 	struct timer timer;
 	const void *key;     /* address it waits on (sema.c) */
+	uint32_t ticket;     /* notify list ticket (sema.c) */
+	bool handoff;	     /* sema_release passed the count directly */
+	bool queued;	     /* on a sema.c queue */
 	struct waiter *next; /* for the queue the waiter sits on */
 };
 
