@@ -9,6 +9,7 @@
 #define GOSHIM_REAL_H
 
 #include <pthread.h>
+#include <semaphore.h>
 
 struct real_fns {
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *,
@@ -36,6 +37,63 @@ struct real_fns {
 	int (*pthread_barrier_destroy)(pthread_barrier_t *);
 	int (*clock_nanosleep)(clockid_t, int, const struct timespec *,
 			       struct timespec *);
+
+	/* glibc's own synchronisation: process-shared objects, and threads
+	 * when the runtime is off */
+	int (*pthread_mutex_init)(pthread_mutex_t *,
+				  const pthread_mutexattr_t *);
+	int (*pthread_mutex_destroy)(pthread_mutex_t *);
+	int (*pthread_mutex_lock)(pthread_mutex_t *);
+	int (*pthread_mutex_trylock)(pthread_mutex_t *);
+	int (*pthread_mutex_timedlock)(pthread_mutex_t *,
+				       const struct timespec *);
+	int (*pthread_mutex_clocklock)(pthread_mutex_t *, clockid_t,
+				       const struct timespec *);
+	int (*pthread_mutex_unlock)(pthread_mutex_t *);
+	int (*pthread_mutex_consistent)(pthread_mutex_t *);
+	int (*pthread_mutex_getprioceiling)(const pthread_mutex_t *, int *);
+	int (*pthread_mutex_setprioceiling)(pthread_mutex_t *, int, int *);
+	int (*pthread_cond_init)(pthread_cond_t *, const pthread_condattr_t *);
+	int (*pthread_cond_destroy)(pthread_cond_t *);
+	int (*pthread_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+	int (*pthread_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
+				      const struct timespec *);
+	int (*pthread_cond_clockwait)(pthread_cond_t *, pthread_mutex_t *,
+				      clockid_t, const struct timespec *);
+	int (*pthread_cond_signal)(pthread_cond_t *);
+	int (*pthread_cond_broadcast)(pthread_cond_t *);
+	int (*pthread_rwlock_init)(pthread_rwlock_t *,
+				   const pthread_rwlockattr_t *);
+	int (*pthread_rwlock_destroy)(pthread_rwlock_t *);
+	int (*pthread_rwlock_rdlock)(pthread_rwlock_t *);
+	int (*pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
+	int (*pthread_rwlock_timedrdlock)(pthread_rwlock_t *,
+					  const struct timespec *);
+	int (*pthread_rwlock_clockrdlock)(pthread_rwlock_t *, clockid_t,
+					  const struct timespec *);
+	int (*pthread_rwlock_wrlock)(pthread_rwlock_t *);
+	int (*pthread_rwlock_trywrlock)(pthread_rwlock_t *);
+	int (*pthread_rwlock_timedwrlock)(pthread_rwlock_t *,
+					  const struct timespec *);
+	int (*pthread_rwlock_clockwrlock)(pthread_rwlock_t *, clockid_t,
+					  const struct timespec *);
+	int (*pthread_rwlock_unlock)(pthread_rwlock_t *);
+	int (*pthread_spin_init)(pthread_spinlock_t *, int);
+	int (*pthread_spin_destroy)(pthread_spinlock_t *);
+	int (*pthread_spin_lock)(pthread_spinlock_t *);
+	int (*pthread_spin_trylock)(pthread_spinlock_t *);
+	int (*pthread_spin_unlock)(pthread_spinlock_t *);
+	int (*sem_init)(sem_t *, int, unsigned);
+	int (*sem_destroy)(sem_t *);
+	int (*sem_wait)(sem_t *);
+	int (*sem_trywait)(sem_t *);
+	int (*sem_timedwait)(sem_t *, const struct timespec *);
+	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
+	int (*sem_post)(sem_t *);
+	int (*sem_getvalue)(sem_t *, int *);
+	sem_t *(*sem_open)(const char *, int, ...);
+	int (*sem_close)(sem_t *);
+	int (*sem_unlink)(const char *);
 };
 
 extern struct real_fns real;

@@ -10,6 +10,17 @@
 
 struct real_fns real;
 
+/* pthread_cond_* exist in two versions; programs built today use 2.3.2. */
+static void *must_v(const char *name, const char *version)
+{
+	void *f = dlvsym(RTLD_NEXT, name, version);
+	if (f == NULL) {
+		fprintf(stderr, "goshim: libc lacks %s@%s\n", name, version);
+		abort();
+	}
+	return f;
+}
+
 static void *must(const char *name)
 {
 	void *f = dlsym(RTLD_NEXT, name);
@@ -44,5 +55,55 @@ void real_init(void)
 	real.pthread_barrier_wait = must("pthread_barrier_wait");
 	real.pthread_barrier_destroy = must("pthread_barrier_destroy");
 	real.clock_nanosleep = must("clock_nanosleep");
+	real.pthread_mutex_init = must("pthread_mutex_init");
+	real.pthread_mutex_destroy = must("pthread_mutex_destroy");
+	real.pthread_mutex_lock = must("pthread_mutex_lock");
+	real.pthread_mutex_trylock = must("pthread_mutex_trylock");
+	real.pthread_mutex_timedlock = must("pthread_mutex_timedlock");
+	real.pthread_mutex_clocklock = must("pthread_mutex_clocklock");
+	real.pthread_mutex_unlock = must("pthread_mutex_unlock");
+	real.pthread_mutex_consistent = must("pthread_mutex_consistent");
+	real.pthread_mutex_getprioceiling =
+		must("pthread_mutex_getprioceiling");
+	real.pthread_mutex_setprioceiling =
+		must("pthread_mutex_setprioceiling");
+	real.pthread_cond_init = must_v("pthread_cond_init", "GLIBC_2.3.2");
+	real.pthread_cond_destroy =
+		must_v("pthread_cond_destroy", "GLIBC_2.3.2");
+	real.pthread_cond_wait = must_v("pthread_cond_wait", "GLIBC_2.3.2");
+	real.pthread_cond_timedwait =
+		must_v("pthread_cond_timedwait", "GLIBC_2.3.2");
+	real.pthread_cond_clockwait = must("pthread_cond_clockwait");
+	real.pthread_cond_signal =
+		must_v("pthread_cond_signal", "GLIBC_2.3.2");
+	real.pthread_cond_broadcast =
+		must_v("pthread_cond_broadcast", "GLIBC_2.3.2");
+	real.pthread_rwlock_init = must("pthread_rwlock_init");
+	real.pthread_rwlock_destroy = must("pthread_rwlock_destroy");
+	real.pthread_rwlock_rdlock = must("pthread_rwlock_rdlock");
+	real.pthread_rwlock_tryrdlock = must("pthread_rwlock_tryrdlock");
+	real.pthread_rwlock_timedrdlock = must("pthread_rwlock_timedrdlock");
+	real.pthread_rwlock_clockrdlock = must("pthread_rwlock_clockrdlock");
+	real.pthread_rwlock_wrlock = must("pthread_rwlock_wrlock");
+	real.pthread_rwlock_trywrlock = must("pthread_rwlock_trywrlock");
+	real.pthread_rwlock_timedwrlock = must("pthread_rwlock_timedwrlock");
+	real.pthread_rwlock_clockwrlock = must("pthread_rwlock_clockwrlock");
+	real.pthread_rwlock_unlock = must("pthread_rwlock_unlock");
+	real.pthread_spin_init = must("pthread_spin_init");
+	real.pthread_spin_destroy = must("pthread_spin_destroy");
+	real.pthread_spin_lock = must("pthread_spin_lock");
+	real.pthread_spin_trylock = must("pthread_spin_trylock");
+	real.pthread_spin_unlock = must("pthread_spin_unlock");
+	real.sem_init = must("sem_init");
+	real.sem_destroy = must("sem_destroy");
+	real.sem_wait = must("sem_wait");
+	real.sem_trywait = must("sem_trywait");
+	real.sem_timedwait = must("sem_timedwait");
+	real.sem_clockwait = must("sem_clockwait");
+	real.sem_post = must("sem_post");
+	real.sem_getvalue = must("sem_getvalue");
+	real.sem_open = must("sem_open");
+	real.sem_close = must("sem_close");
+	real.sem_unlink = must("sem_unlink");
 	real.pthread_create = must("pthread_create");
 }

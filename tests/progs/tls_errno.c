@@ -3,7 +3,6 @@
 // sched_yield() between writing and reading them; a second wave of 1,000
 // threads (which may reuse the first wave's TLS) must see fresh initial values.
 // goshim-test: shim-max-threads=GOMAXPROCS+2
-// goshim-test: native-min-threads=1001
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
