@@ -69,10 +69,18 @@ $(B)/tests/progs/%: tests/progs/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CFLAGS) $(WARN) -std=gnu++17 $< -o $@ -pthread
 
+# Shared modules that test programs dlopen() from <program dir>/mods/.
+MOD_SRCS := $(wildcard tests/progs/mods/*.c)
+MOD_SOS  := $(patsubst tests/progs/mods/%.c,$(B)/tests/progs/mods/%.so,$(MOD_SRCS))
+
+$(B)/tests/progs/mods/%.so: tests/progs/mods/%.c $(wildcard tests/progs/mods/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -shared $< -o $@
+
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-progs: $(B)/libgoshim.so $(PROG_BINS)
+progs: $(B)/libgoshim.so $(PROG_BINS) $(MOD_SOS)
 	tests/run-progs.sh $(B) $(PROG_BINS)
 
 # Installs missing Debian packages first (scripts/deps.sh), then builds and
@@ -93,7 +101,7 @@ demo:
 # The whole suite, many times in a row: scheduler bugs that show once in a
 # thousand runs are bugs.
 STRESS_ROUNDS ?= 20
-stress: all $(UNIT_BINS) $(PROG_BINS)
+stress: all $(UNIT_BINS) $(PROG_BINS) $(MOD_SOS)
 	@set -e; for i in $$(seq 1 $(STRESS_ROUNDS)); do \
 		echo "==== stress round $$i/$(STRESS_ROUNDS)"; \
 		$(MAKE) --no-print-directory unit progs >$(B)/stress.log 2>&1 || \

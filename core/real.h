@@ -30,6 +30,7 @@ struct real_fns {
 	int (*sched_yield)(void);
 	void *(*dlopen)(const char *, int);
 	void *(*dlmopen)(long, const char *, int);
+	int (*dlclose)(void *);
 	int (*pthread_once)(pthread_once_t *, void (*)(void));
 	int (*pthread_barrier_init)(pthread_barrier_t *,
 				    const pthread_barrierattr_t *, unsigned);

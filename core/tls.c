@@ -444,6 +444,29 @@ static int scan_module(struct dl_phdr_info *info, size_t sz, void *arg)
 	return 0;
 }
 
+static int mark_present(struct dl_phdr_info *info, size_t sz, void *arg)
+{
+	bool *present = arg;
+	(void)sz;
+	if (info->dlpi_tls_modid && info->dlpi_tls_modid < MAX_TRACKED_MODULES)
+		present[info->dlpi_tls_modid] = true;
+	return 0;
+}
+
+void tls_after_dlclose(void)
+{
+	bool present[MAX_TRACKED_MODULES] = { false };
+
+	rlock_lock(&dlopen_lock);
+	dl_iterate_phdr(mark_present, present);
+	/* A module loaded again gets the same id, address and offset: it
+	 * must not look already initialised. */
+	for (size_t m = 0; m < MAX_TRACKED_MODULES; m++)
+		if (!present[m])
+			static_modules[m].image = NULL;
+	rlock_unlock(&dlopen_lock);
+}
+
 void tls_after_dlopen(void)
 {
 	struct dlopen_scan s = { .tp = arch_get_tp() };

@@ -54,6 +54,8 @@ pid_t tls_tid(void *tcb);
 /* After dlopen: initialise modules placed in static TLS in every
  * goroutine's TCB (ld.so only knows its own threads). */
 void tls_after_dlopen(void);
+/* After dlclose: forget the modules that are gone. */
+void tls_after_dlclose(void);
 
 /* Allocate a fake tid: unique, never a real one. */
 pid_t tls_fake_tid(void);

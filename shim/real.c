@@ -50,6 +50,7 @@ void real_init(void)
 	real.sched_yield = must("sched_yield");
 	real.dlopen = must("dlopen");
 	real.dlmopen = must("dlmopen");
+	real.dlclose = must("dlclose");
 	real.pthread_once = must("pthread_once");
 	real.pthread_barrier_init = must("pthread_barrier_init");
 	real.pthread_barrier_wait = must("pthread_barrier_wait");
