@@ -170,6 +170,7 @@ void mtemplate_start(void)
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	if (real.pthread_create(&t, &attr, template_thread_main, NULL))
 		runtime_throw("cannot start the template thread");
+	sched.nruntime_threads++;
 	pthread_attr_destroy(&attr);
 }
 
@@ -187,6 +188,7 @@ static struct m *m_alloc(void)
 	mp->fastrand = (uint32_t)nanotime() | 1;
 	rlock_lock(&sched.alllock);
 	mp->id = sched.mnext++;
+	sched.mcount++;
 	mp->alllink = sched.allms;
 	sched.allms = mp;
 	g0->alllink = sched.allgs;
@@ -267,6 +269,8 @@ static bool stopm(struct m *mp, int64_t deadline)
 		runtime_throw("stopm: holding P");
 	rlock_lock(&sched.lock);
 	mput(mp);
+	if (deadline < 0)
+		checkdead();
 	rlock_unlock(&sched.lock);
 	if (deadline < 0 || !note_sleep_ns(&mp->park, deadline - nanotime())) {
 		if (deadline >= 0) {

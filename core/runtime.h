@@ -135,7 +135,9 @@ struct sched {
 	_Atomic int32_t nmspinning;
 	struct p *pidle;
 	_Atomic int32_t npidle;
-	int64_t mnext; /* next M id */
+	int64_t mnext;	 /* next M id */
+	int32_t mcount;	 /* Ms made (started or starting) */
+	int32_t nruntime_threads; /* the runtime's own threads (template) */
 
 	struct rlock gflock; /* global free Gs */
 	struct g *gfree;
@@ -229,6 +231,7 @@ int notify_wake_granted(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
 			int n);
 
 void sched_init(int32_t procs);
+void checkdead(void); /* sched.lock held */
 void mtemplate_start(void);
 
 /* ---- keys.c: pthread keys, per goroutine ---- */

@@ -1,0 +1,90 @@
+/*
+ * checkdead.c: "all goroutines are asleep - deadlock!", as Go says it.
+ *
+ * When the last M goes idle with no timer pending and nothing runnable,
+ * no goroutine can ever run again — unless something outside the
+ * scheduler wakes one: a thread goshim did not create (glibc's helper
+ * threads, raw clone) may still signal a condvar. So the verdict needs
+ * every OS thread of the process to be one of the runtime's own. Then the
+ * process ends with Go's message, a list of the goroutines and what each
+ * waits on, and Go's exit status 2, instead of hanging silently.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "runtime.h"
+#include "sys.h"
+#include "timer.h"
+
+static int process_threads(void)
+{
+	char buf[4096];
+	const char *p;
+
+	if (sys_read_file("/proc/self/status", buf, sizeof buf) < 0)
+		return -1;
+	p = strstr(buf, "\nThreads:");
+	return p ? atoi(p + 9) : -1;
+}
+
+static void say(const char *s, size_t n)
+{
+	sys_write(2, s, n);
+}
+
+static void dump_goroutines(void)
+{
+	char line[160];
+	int64_t now = nanotime_coarse();
+
+	for (struct g *gp = sched.allgs; gp; gp = gp->alllink) {
+		uint32_t st = atomic_load(&gp->status);
+		if (gp->is_g0 || st == G_IDLE || st == G_DEAD)
+			continue;
+		const char *what = st == G_WAITING && gp->waitreason
+					   ? gp->waitreason
+				   : st == G_RUNNABLE ? "runnable"
+						      : "running";
+		int64_t mins = st == G_WAITING
+				       ? (now - gp->waitsince) / 60000000000LL
+				       : 0;
+		int n = mins > 0 ? snprintf(line, sizeof line,
+					    "\ngoroutine %llu [%s, %lld "
+					    "minutes]:%s\n",
+					    (unsigned long long)gp->goid, what,
+					    (long long)mins,
+					    gp->is_main ? " (main)" : "")
+				 : snprintf(line, sizeof line,
+					    "\ngoroutine %llu [%s]:%s\n",
+					    (unsigned long long)gp->goid, what,
+					    gp->is_main ? " (main)" : "");
+		if (n > 0)
+			say(line, (size_t)n < sizeof line ? (size_t)n
+							  : sizeof line - 1);
+	}
+}
+
+/* Called with sched.lock held by an M about to sleep with no deadline. */
+void checkdead(void)
+{
+	if (sched.nmidle != sched.mcount)
+		return; /* some M still runs, or is being started */
+	if (timers_next() >= 0 || atomic_load(&sched.runqsize) > 0)
+		return;
+	for (int32_t i = 0; i < gomaxprocs; i++)
+		if (!runqempty(allp[i]))
+			return;
+	if (atomic_load(&sched.nlive) <= 0)
+		return;
+	/* A thread goshim did not create could still wake someone. */
+	if (process_threads() != sched.mcount + sched.nruntime_threads)
+		return;
+	static const char msg[] =
+		"fatal error: all goroutines are asleep - deadlock!\n";
+	say(msg, sizeof msg - 1);
+	rlock_lock(&sched.alllock);
+	dump_goroutines();
+	rlock_unlock(&sched.alllock);
+	_exit(2);
+}
