@@ -6,9 +6,10 @@
  * numbers still come from glibc's table (shim/pthread_key.c), so a thread
  * goshim did not create uses the same key through glibc. Each key has a
  * sequence number, odd while in use, bumped on create and delete, and
- * per-G values are tagged with the sequence they were set under. A value set under a deleted key is thus never seen through a
- * new key with the same index (glibc's scheme). Values live in 32 inline
- * slots, then in blocks of 32 allocated on first use.
+ * per-G values are tagged with the sequence they were set under, so a
+ * value set under a deleted key is never seen through a new key with the
+ * same index (glibc's scheme). A G's values live in blocks of 32 slots
+ * allocated on first use.
  */
 #include <errno.h>
 #include <limits.h>
@@ -53,17 +54,22 @@ bool keys_valid(unsigned key)
 
 static struct key_slot *slot(struct g *gp, unsigned key, bool alloc)
 {
-	if (key < KEY_L2)
-		return &gp->keys1[key];
-	unsigned hi = key / KEY_L2 - 1, lo = key % KEY_L2;
-	if (gp->keys2[hi] == NULL) {
+	unsigned hi = key / KEY_L2, lo = key % KEY_L2;
+	if (gp->keys == NULL) {
 		if (!alloc)
 			return NULL;
-		gp->keys2[hi] = calloc(KEY_L2, sizeof(struct key_slot));
-		if (gp->keys2[hi] == NULL)
+		gp->keys = calloc(KEY_L2 + 1, sizeof *gp->keys);
+		if (gp->keys == NULL)
 			return NULL;
 	}
-	return &gp->keys2[hi][lo];
+	if (gp->keys[hi] == NULL) {
+		if (!alloc)
+			return NULL;
+		gp->keys[hi] = calloc(KEY_L2, sizeof(struct key_slot));
+		if (gp->keys[hi] == NULL)
+			return NULL;
+	}
+	return &gp->keys[hi][lo];
 }
 
 void *keys_get(struct g *gp, unsigned key)

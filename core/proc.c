@@ -764,11 +764,10 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	else
 		memcpy(gp->name, sched.main_name, sizeof gp->name);
 	if (gp->keys_used) {
-		memset(gp->keys1, 0, sizeof gp->keys1);
-		for (int i = 0; i < KEY_L2; i++) {
-			free(gp->keys2[i]);
-			gp->keys2[i] = NULL;
-		}
+		for (int i = 0; i <= KEY_L2; i++)
+			if (gp->keys[i])
+				memset(gp->keys[i], 0,
+				       KEY_L2 * sizeof(struct key_slot));
 		gp->keys_used = false;
 	}
 	tls_prepare(gp, tls_fake_tid());

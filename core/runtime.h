@@ -38,8 +38,8 @@ struct m;
 struct p;
 struct waiter;
 
-/* Per-G pthread key values: glibc's two-level layout, seq-tagged so that a
- * value set under a deleted key is never returned for a new key. */
+/* Per-G pthread key values, seq-tagged so that a value set under a deleted
+ * key is never returned for a new key. */
 #define KEY_L2 32
 struct key_slot {
 	uintptr_t seq;
@@ -81,8 +81,9 @@ struct g {
 	int sched_policy, sched_priority, inheritsched, scope;
 	size_t req_stacksize;
 
-	struct key_slot keys1[KEY_L2];
-	struct key_slot *keys2[KEY_L2];
+	/* pthread key values: KEY_L2 + 1 blocks of KEY_L2 slots, all
+	 * allocated on first use (most threads never set a key) */
+	struct key_slot **keys;
 	bool keys_used;
 };
 
