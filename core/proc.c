@@ -15,8 +15,8 @@
  * another (so work readied meanwhile is found) and an M that finds nothing
  * gives its P back and sleeps on its note until startm hands it one.
  *
- * New Ms are made by a template thread, a real pthread in a known state
- * (Go's templateThread): goroutines run on TCBs glibc does not know, and
+ * New Ms are made by sysmon, a real pthread in a known state (Go's
+ * templateThread idea): goroutines run on TCBs glibc does not know, and
  * glibc's pthread_create reads the creator's TCB.
  */
 #include <errno.h>
@@ -102,12 +102,13 @@ static struct p *releasep(struct m *mp)
 
 /* ---- creating Ms -------------------------------------------------------- */
 
+/* Ms to start: sysmon, a real thread in a known state, creates them
+ * (Go's templateThread idea): goroutines run on TCBs glibc does not know,
+ * and glibc's pthread_create reads the creator's. */
 static struct {
 	struct rlock lock;
-	struct m *pending; /* Ms the template thread must start */
-	struct note wake;
-	bool running;
-} mtemplate;
+	struct m *pending;
+} mnew;
 
 static void schedule(struct m *mp) __attribute__((noreturn));
 
@@ -125,53 +126,29 @@ static void *m_thread_main(void *arg)
 	schedule(mp);
 }
 
-static void *template_thread_main(void *arg)
+void newm_start_pending(void)
 {
-	(void)arg;
-	for (;;) {
-		rlock_lock(&mtemplate.lock);
-		struct m *list = mtemplate.pending;
-		mtemplate.pending = NULL;
-		note_clear(&mtemplate.wake);
-		rlock_unlock(&mtemplate.lock);
-		if (list == NULL) {
-			note_sleep(&mtemplate.wake);
-			continue;
-		}
-		while (list) {
-			struct m *mp = list;
-			pthread_t t;
-			pthread_attr_t attr;
-			list = mp->schedlink;
-			mp->schedlink = NULL;
-			pthread_attr_init(&attr);
-			pthread_attr_setdetachstate(&attr,
-						    PTHREAD_CREATE_DETACHED);
-			int err = real.pthread_create(&t, &attr, m_thread_main,
-						      mp);
-			pthread_attr_destroy(&attr);
-			if (err) {
-				fprintf(stderr,
-					"goshim: cannot create an OS thread: "
-					"%s\n", strerror(err));
-				runtime_throw("newm: thread creation failed");
-			}
+	rlock_lock(&mnew.lock);
+	struct m *list = mnew.pending;
+	mnew.pending = NULL;
+	rlock_unlock(&mnew.lock);
+	while (list) {
+		struct m *mp = list;
+		pthread_t t;
+		pthread_attr_t attr;
+		list = mp->schedlink;
+		mp->schedlink = NULL;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		int err = real.pthread_create(&t, &attr, m_thread_main, mp);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			fprintf(stderr,
+				"goshim: cannot create an OS thread: %s\n",
+				strerror(err));
+			runtime_throw("newm: thread creation failed");
 		}
 	}
-}
-
-void mtemplate_start(void)
-{
-	pthread_t t;
-	pthread_attr_t attr;
-
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (real.pthread_create(&t, &attr, template_thread_main, NULL))
-		runtime_throw("cannot start the template thread");
-	sched.nruntime_threads++;
-	pthread_attr_destroy(&attr);
 }
 
 static struct m *m_alloc(void)
@@ -202,11 +179,11 @@ static void newm(struct p *pp, bool spinning)
 	struct m *mp = m_alloc();
 	mp->nextp = pp;
 	mp->spinning = spinning;
-	rlock_lock(&mtemplate.lock);
-	mp->schedlink = mtemplate.pending;
-	mtemplate.pending = mp;
-	rlock_unlock(&mtemplate.lock);
-	note_wakeup(&mtemplate.wake);
+	rlock_lock(&mnew.lock);
+	mp->schedlink = mnew.pending;
+	mnew.pending = mp;
+	rlock_unlock(&mnew.lock);
+	sysmon_wake();
 }
 
 /* Run some M on pp (an idle P if NULL). */
@@ -843,6 +820,133 @@ struct g *g_from_handle(uintptr_t handle)
 	if (gp == NULL || gp->magic != G_MAGIC || (uintptr_t)gp->tcb != handle)
 		return NULL;
 	return gp;
+}
+
+/* ---- system calls ------------------------------------------------------- */
+
+/*
+ * The goroutine stays on its M through the call; its P is left in
+ * P_SYSCALL. Whoever changes that state first owns the P: exitsyscall
+ * (back to running, the fast path) or sysmon (to idle, then handoffp).
+ */
+void entersyscall(void)
+{
+	struct g *gp = getg();
+	struct m *mp = gp->m;
+	struct p *pp = mp->p;
+
+	atomic_store(&gp->status, G_SYSCALL);
+	mp->oldp = pp;
+	mp->p = NULL;
+	pp->m = NULL;
+	atomic_store_explicit(&pp->status, P_SYSCALL, memory_order_release);
+}
+
+/* On g0: no P came back; queue the goroutine, run it if a P is idle. */
+static struct g *exitsyscall0(struct g *gp)
+{
+	struct m *mp = getg()->m;
+
+	atomic_store(&gp->status, G_RUNNABLE);
+	gp->m = NULL;
+	rlock_lock(&sched.lock);
+	struct p *pp = pidleget();
+	if (pp == NULL)
+		globrunqput(gp);
+	rlock_unlock(&sched.lock);
+	if (pp) {
+		acquirep(mp, pp);
+		return gp;
+	}
+	/* schedule() needs a P: wait for one like any idle M. */
+	while (!stopm(mp, -1))
+		;
+	return NULL;
+}
+
+void exitsyscall(void)
+{
+	struct g *gp = getg();
+	struct m *mp = gp->m;
+	struct p *pp = mp->oldp;
+	uint32_t st = P_SYSCALL;
+
+	mp->oldp = NULL;
+	if (atomic_compare_exchange_strong(&pp->status, &st, P_RUNNING)) {
+		/* Fast path: nobody took the P. */
+		mp->p = pp;
+		pp->m = mp;
+		atomic_fetch_add_explicit(&pp->syscalltick, 1,
+					  memory_order_relaxed);
+		atomic_store(&gp->status, G_RUNNING);
+		return;
+	}
+	if (atomic_load(&sched.npidle) > 0) {
+		rlock_lock(&sched.lock);
+		struct p *idle = pidleget();
+		rlock_unlock(&sched.lock);
+		if (idle) {
+			acquirep(mp, idle);
+			atomic_store(&gp->status, G_RUNNING);
+			return;
+		}
+	}
+	/* Slow path, as Go: park the G in the global queue and let this M
+	 * find work (or sleep) like any other. */
+	mp->curg = gp;
+	mcall(exitsyscall0);
+	atomic_store(&gp->status, G_RUNNING);
+}
+
+/* A P taken from a syscall: run it if there is work, else idle it. */
+static void handoffp(struct p *pp)
+{
+	int32_t zero = 0;
+
+	if (!runqempty(pp) || atomic_load(&sched.runqsize) > 0) {
+		startm(pp, false);
+		return;
+	}
+	/* No spinning or idle M at all: this one looks for work. */
+	if (atomic_load(&sched.nmspinning) + atomic_load(&sched.npidle) == 0 &&
+	    atomic_compare_exchange_strong(&sched.nmspinning, &zero, 1)) {
+		startm(pp, true);
+		return;
+	}
+	rlock_lock(&sched.lock);
+	if (atomic_load(&sched.runqsize) > 0) {
+		rlock_unlock(&sched.lock);
+		startm(pp, false);
+		return;
+	}
+	pidleput(pp);
+	rlock_unlock(&sched.lock);
+}
+
+bool retake_syscall_p(struct p *pp, int64_t now)
+{
+	uint32_t tick = atomic_load(&pp->syscalltick);
+	uint32_t st = P_SYSCALL;
+
+	if (atomic_load(&pp->status) != P_SYSCALL)
+		return false;
+	/* A new syscall since the last look: give it a full tick. */
+	if (pp->sysmon_syscalltick != tick) {
+		pp->sysmon_syscalltick = tick;
+		pp->sysmon_syscallwhen = now;
+		return false;
+	}
+	/* Nothing else to run and Ms to spare: leave it (Go's rule), but
+	 * not for more than 10 ms. */
+	if (runqempty(pp) && atomic_load(&sched.runqsize) == 0 &&
+	    atomic_load(&sched.nmspinning) + atomic_load(&sched.npidle) > 0 &&
+	    pp->sysmon_syscallwhen + 10000000 > now)
+		return false;
+	if (!atomic_compare_exchange_strong(&pp->status, &st, P_IDLE))
+		return false;
+	atomic_fetch_add(&pp->syscalltick, 1);
+	handoffp(pp);
+	return true;
 }
 
 /* ---- start-up ----------------------------------------------------------- */

@@ -115,7 +115,7 @@ static void runtime_init(void)
 	sched_init(gomaxprocs_compute());
 	/* Goroutines run in parallel from now on, whatever glibc counted. */
 	__libc_single_threaded = 0;
-	mtemplate_start();
+	sysmon_start();
 	runtime_enabled = true;
 }
 

@@ -32,6 +32,7 @@ enum gstatus {
 	G_RUNNING,  /* on an M */
 	G_WAITING,  /* parked: see waitreason */
 	G_DEAD,     /* exited; waiting to be joined or reused */
+	G_SYSCALL,  /* in a system call, on an M without a P */
 };
 
 struct m;
@@ -95,6 +96,7 @@ struct m {
 	struct g *curg;
 	struct p *p;
 	struct p *nextp;	/* P handed over by startm */
+	struct p *oldp;		/* P left behind by entersyscall */
 	bool spinning;
 	pid_t tid;
 	struct note park;	/* idle M sleeps here */
@@ -110,10 +112,14 @@ struct m {
 
 struct p {
 	int32_t id;
-	uint32_t status; /* P_IDLE / P_RUNNING */
+	_Atomic uint32_t status; /* P_IDLE / P_RUNNING / P_SYSCALL */
 	struct m *m;
 	struct p *link;	 /* idle list */
 	uint32_t schedtick;
+	_Atomic uint32_t syscalltick; /* bumped by every syscall exit */
+	/* what sysmon saw last time, to tell a long syscall from many */
+	uint32_t sysmon_syscalltick;
+	int64_t sysmon_syscallwhen;
 
 	_Atomic uint32_t runqhead;
 	_Atomic uint32_t runqtail;
@@ -124,7 +130,7 @@ struct p {
 	int32_t ngfree;
 };
 
-enum { P_IDLE, P_RUNNING };
+enum { P_IDLE, P_RUNNING, P_SYSCALL };
 
 /* Global scheduler state, guarded by sched.lock unless atomic. */
 struct sched {
@@ -138,7 +144,7 @@ struct sched {
 	_Atomic int32_t npidle;
 	int64_t mnext;	 /* next M id */
 	int32_t mcount;	 /* Ms made (started or starting) */
-	int32_t nruntime_threads; /* the runtime's own threads (template) */
+	int32_t nruntime_threads; /* the runtime's own threads (sysmon) */
 
 	struct rlock gflock; /* global free Gs */
 	struct g *gfree;
@@ -232,8 +238,20 @@ int notify_wake_granted(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
 			int n);
 
 void sched_init(int32_t procs);
+
+/* ---- system calls (proc.c) and sysmon (sysmon.c) ----
+ * Around a call that may block in the kernel: entersyscall leaves the P
+ * behind for sysmon to hand to another M if the call takes long;
+ * exitsyscall takes it back, or another idle P, or queues the goroutine. */
+void entersyscall(void);
+void exitsyscall(void);
+/* sysmon: give P away if it has sat in a syscall past the tick; true if
+ * it did. */
+bool retake_syscall_p(struct p *pp, int64_t now);
+void sysmon_start(void);
+void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
-void mtemplate_start(void);
+void newm_start_pending(void); /* sysmon: start the Ms newm asked for */
 
 /* ---- keys.c: pthread keys, per goroutine ---- */
 /* The index comes from glibc's own key table, so threads goshim did not

@@ -34,28 +34,27 @@ static int read_attr(const pthread_attr_t *attr, struct spawn_attr *sa)
 	void *addr;
 
 	if (pthread_attr_getdetachstate(attr, &detach) ||
-	    pthread_attr_getstacksize(attr, &size) ||
 	    pthread_attr_getguardsize(attr, &guard) ||
 	    pthread_attr_getschedpolicy(attr, &policy) ||
 	    pthread_attr_getschedparam(attr, &param) ||
 	    pthread_attr_getinheritsched(attr, &inherit) ||
 	    pthread_attr_getscope(attr, &scope))
 		return EINVAL;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-	/* Non-NULL only when the program supplied a stack. */
-	if (pthread_attr_getstackaddr(attr, &addr))
+	/* glibc reports stackaddr - stacksize: their sum is 0 unless the
+	 * program supplied a stack (stackaddr is its top). */
+	if (pthread_attr_getstack(attr, &addr, &size))
 		return EINVAL;
-#pragma GCC diagnostic pop
+	bool user_stack = (uintptr_t)addr + size != 0;
+	if (!user_stack && pthread_attr_getstacksize(attr, &size))
+		return EINVAL;
 	sa->detached = detach == PTHREAD_CREATE_DETACHED;
 	sa->guardsize = guard;
 	sa->sched_policy = policy;
 	sa->sched_priority = param.sched_priority;
 	sa->inheritsched = inherit;
 	sa->scope = scope;
-	if (addr) {
-		if (pthread_attr_getstack(attr, &sa->stackaddr, &size))
-			return EINVAL;
+	if (user_stack) {
+		sa->stackaddr = addr;
 		sa->stacksize = size;
 	} else if (size != glibc_default_stacksize()) {
 		sa->stacksize = size;

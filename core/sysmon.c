@@ -1,0 +1,67 @@
+/*
+ * sysmon.c: the system monitor, Go's sysmon: a thread of its own, outside
+ * the P accounting, that watches the Ps.
+ *
+ * It retakes a P whose M has sat in a system call past one tick (20 us
+ * when busy) while other work waits, and hands it to another M
+ * (handoffp), so a slow syscall costs an OS thread, never a P. It sleeps
+ * 20 us while it finds something to do, doubling up to 10 ms after 50
+ * idle rounds, as Go does. Being a real thread in a known state, it also
+ * starts the new Ms the scheduler asks for (newm), woken at once for it.
+ */
+#include <pthread.h>
+#include "real.h"
+#include "runtime.h"
+#include "sys.h"
+
+#define SYSMON_MIN_US 20
+#define SYSMON_MAX_US 10000
+
+static struct note wake;
+
+void sysmon_wake(void)
+{
+	note_wakeup(&wake);
+}
+
+static void *sysmon_main(void *arg)
+{
+	uint32_t idle = 0;
+	int64_t delay_us = SYSMON_MIN_US;
+
+	(void)arg;
+	for (;;) {
+		if (idle == 0)
+			delay_us = SYSMON_MIN_US;
+		else if (idle > 50)
+			delay_us *= 2;
+		if (delay_us > SYSMON_MAX_US)
+			delay_us = SYSMON_MAX_US;
+		/* Cleared before looking: a newm after this wakes the next
+		 * sleep at once. */
+		if (note_sleep_ns(&wake, delay_us * 1000))
+			note_clear(&wake);
+		newm_start_pending();
+
+		int64_t now = nanotime();
+		int retaken = 0;
+		for (int32_t i = 0; i < gomaxprocs; i++)
+			retaken += retake_syscall_p(allp[i], now);
+		idle = retaken ? 0 : idle + 1;
+	}
+	return NULL;
+}
+
+void sysmon_start(void)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (real.pthread_create(&t, &attr, sysmon_main, NULL))
+		runtime_throw("cannot start sysmon");
+	pthread_attr_destroy(&attr);
+	sched.nruntime_threads++;
+}

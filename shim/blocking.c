@@ -1,0 +1,148 @@
+/*
+ * blocking.c: calls that really block in the kernel run under
+ * entersyscall/exitsyscall: the goroutine keeps its OS thread for the call
+ * and its P is left for sysmon to hand to another M if the call takes
+ * longer than a tick, so other goroutines keep running.
+ *
+ * Each wrapper is the same three steps; the list below is the whole of it.
+ * errno is the call's (exitsyscall may run runtime code).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/file.h>
+#include <sys/msg.h>
+#include <sys/resource.h>
+#include <sys/sem.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "shim.h"
+
+static inline bool in_syscall_mode(void)
+{
+	return shim_active() && on_goroutine();
+}
+
+#define BLOCKING(ret, name, params, args)                              \
+	GOSHIM_EXPORT ret name params                                  \
+	{                                                              \
+		static ret(*fn) params;                                \
+		if (fn == NULL)                                        \
+			fn = (ret(*) params)dlsym(RTLD_NEXT, #name);   \
+		if (!in_syscall_mode())                                \
+			return fn args;                                \
+		entersyscall();                                        \
+		ret r = fn args;                                       \
+		int saved = errno;                                     \
+		exitsyscall();                                         \
+		errno = saved;                                         \
+		return r;                                              \
+	}
+
+BLOCKING(pid_t, waitpid, (pid_t pid, int *st, int opt), (pid, st, opt))
+BLOCKING(pid_t, wait, (int *st), (st))
+BLOCKING(pid_t, wait3, (int *st, int opt, struct rusage *ru), (st, opt, ru))
+BLOCKING(pid_t, wait4, (pid_t pid, int *st, int opt, struct rusage *ru),
+	 (pid, st, opt, ru))
+BLOCKING(int, waitid, (idtype_t t, id_t id, siginfo_t *si, int opt),
+	 (t, id, si, opt))
+BLOCKING(int, fsync, (int fd), (fd))
+BLOCKING(int, fdatasync, (int fd), (fd))
+BLOCKING(int, sync_file_range,
+	 (int fd, off_t off, off_t n, unsigned int flags),
+	 (fd, off, n, flags))
+BLOCKING(int, flock, (int fd, int op), (fd, op))
+BLOCKING(int, lockf, (int fd, int cmd, off_t len), (fd, cmd, len))
+BLOCKING(ssize_t, msgrcv,
+	 (int id, void *msg, size_t sz, long type, int flg),
+	 (id, msg, sz, type, flg))
+BLOCKING(int, msgsnd, (int id, const void *msg, size_t sz, int flg),
+	 (id, msg, sz, flg))
+BLOCKING(int, semop, (int id, struct sembuf *ops, size_t n), (id, ops, n))
+BLOCKING(int, semtimedop,
+	 (int id, struct sembuf *ops, size_t n, const struct timespec *t),
+	 (id, ops, n, t))
+BLOCKING(int, sigwait, (const sigset_t *set, int *sig), (set, sig))
+BLOCKING(int, sigwaitinfo, (const sigset_t *set, siginfo_t *si), (set, si))
+BLOCKING(int, sigtimedwait,
+	 (const sigset_t *set, siginfo_t *si, const struct timespec *t),
+	 (set, si, t))
+BLOCKING(int, sigsuspend, (const sigset_t *set), (set))
+BLOCKING(int, pause, (void), ())
+BLOCKING(int, creat, (const char *path, mode_t mode), (path, mode))
+
+/* open may block (a FIFO waits for its other end, NFS, FUSE). */
+GOSHIM_EXPORT int open(const char *path, int flags, ...)
+{
+	static int (*fn)(const char *, int, ...);
+	mode_t mode = 0;
+
+	if (fn == NULL)
+		fn = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (!in_syscall_mode())
+		return fn(path, flags, mode);
+	entersyscall();
+	int r = fn(path, flags, mode);
+	int saved = errno;
+	exitsyscall();
+	errno = saved;
+	return r;
+}
+
+GOSHIM_EXPORT int open64(const char *path, int flags, ...)
+	__attribute__((alias("open")));
+
+GOSHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	static int (*fn)(int, const char *, int, ...);
+	mode_t mode = 0;
+
+	if (fn == NULL)
+		fn = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT,
+								  "openat");
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (!in_syscall_mode())
+		return fn(dirfd, path, flags, mode);
+	entersyscall();
+	int r = fn(dirfd, path, flags, mode);
+	int saved = errno;
+	exitsyscall();
+	errno = saved;
+	return r;
+}
+
+/* syscall() itself: a raw futex wait, a raw read, anything. */
+GOSHIM_EXPORT long syscall(long nr, ...)
+{
+	static long (*fn)(long, ...);
+	va_list ap;
+	long a[6];
+
+	if (fn == NULL)
+		fn = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!in_syscall_mode())
+		return fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	entersyscall();
+	long r = fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	int saved = errno;
+	exitsyscall();
+	errno = saved;
+	return r;
+}
