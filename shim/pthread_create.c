@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <unistd.h>
 #include "../core/stack.h"
 #include "shim.h"
 
@@ -66,7 +65,7 @@ GOSHIM_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 				 void *(*start)(void *), void *arg)
 {
 	struct spawn_attr sa = {
-		.guardsize = (size_t)sysconf(_SC_PAGESIZE),
+		.guardsize = stack_page_size(),
 		.sched_policy = SCHED_OTHER,
 		.inheritsched = PTHREAD_INHERIT_SCHED,
 		.scope = PTHREAD_SCOPE_SYSTEM,
