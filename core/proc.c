@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "netpoll.h"
 #include "real.h"
 #include "runtime.h"
 #include "stack.h"
@@ -276,6 +277,9 @@ void m_kick(struct m *mp)
 	if (was_idle) {
 		mp->nextp = NULL;
 		note_wakeup(&mp->park);
+	} else {
+		/* The timer keeper may be blocked in netpoll (findrunnable). */
+		netpoll_break();
 	}
 }
 
@@ -331,7 +335,13 @@ top:
 		if (gp)
 			return gp;
 	}
-	/* netpoll hook: nothing to poll yet */
+	/* Goroutines whose fds are ready, onto this P's queue (Go polls here
+	 * without blocking unless an M is blocked in netpoll). */
+	if (netpoll_check() > 0) {
+		gp = runqget(mp->p, inherit_time);
+		if (gp)
+			return gp;
+	}
 	if (mp->spinning || 2 * atomic_load(&sched.nmspinning) <
 				    gomaxprocs - atomic_load(&sched.npidle)) {
 		if (!mp->spinning) {
@@ -377,11 +387,16 @@ top:
 		}
 	}
 	/* Sleep until work comes, or the next timer is due: one idle M at a
-	 * time keeps the timers. */
+	 * time keeps the timers. While goroutines wait on fds, one idle M
+	 * blocks in netpoll instead of on its note, as in Go: off the idle
+	 * list (startm wakes another M for new work); m_kick breaks it for
+	 * an earlier timer. The goroutines it readies go to the global
+	 * queue, as those timers ready. */
 	for (;;) {
 		int64_t next = timers_next();
 		bool keeper = next >= 0 && timers_claim_sleeper(mp, next);
-		bool got_p = stopm(mp, keeper ? next : -1);
+		bool got_p = !netpoll_block(keeper ? next : -1) &&
+			     stopm(mp, keeper ? next : -1);
 		if (keeper)
 			timers_release_sleeper();
 		if (got_p)

@@ -8,8 +8,12 @@
 #ifndef GOSHIM_REAL_H
 #define GOSHIM_REAL_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 struct real_fns {
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *,
@@ -95,6 +99,30 @@ struct real_fns {
 	sem_t *(*sem_open)(const char *, int, ...);
 	int (*sem_close)(sem_t *);
 	int (*sem_unlink)(const char *);
+
+	/* fd calls that may wait (shim/fd_*.c) */
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*readv)(int, const struct iovec *, int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*recv)(int, void *, size_t, int);
+	ssize_t (*recvfrom)(int, void *, size_t, int, __SOCKADDR_ARG,
+			    socklen_t *);
+	ssize_t (*recvmsg)(int, struct msghdr *, int);
+	ssize_t (*send)(int, const void *, size_t, int);
+	ssize_t (*sendto)(int, const void *, size_t, int,
+			  __CONST_SOCKADDR_ARG, socklen_t);
+	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	int (*accept)(int, __SOCKADDR_ARG, socklen_t *);
+	int (*accept4)(int, __SOCKADDR_ARG, socklen_t *, int);
+	int (*connect)(int, __CONST_SOCKADDR_ARG, socklen_t);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+	int (*close)(int);
+	int (*socket)(int, int, int);
+	int (*socketpair)(int, int, int, int[2]);
+	int (*pipe)(int[2]);
+	int (*pipe2)(int[2], int);
 };
 
 extern struct real_fns real;

@@ -106,5 +106,25 @@ void real_init(void)
 	real.sem_open = must("sem_open");
 	real.sem_close = must("sem_close");
 	real.sem_unlink = must("sem_unlink");
+	real.read = must("read");
+	real.write = must("write");
+	real.readv = must("readv");
+	real.writev = must("writev");
+	real.recv = must("recv");
+	real.recvfrom = must("recvfrom");
+	real.recvmsg = must("recvmsg");
+	real.send = must("send");
+	real.sendto = must("sendto");
+	real.sendmsg = must("sendmsg");
+	real.accept = must("accept");
+	real.accept4 = must("accept4");
+	real.connect = must("connect");
+	real.poll = must("poll");
+	real.select = must("select");
+	real.close = must("close");
+	real.socket = must("socket");
+	real.socketpair = must("socketpair");
+	real.pipe = must("pipe");
+	real.pipe2 = must("pipe2");
 	real.pthread_create = must("pthread_create");
 }

@@ -1,0 +1,613 @@
+/*
+ * netpoll.c: goroutines waiting for fds (Go's netpoll.go and
+ * netpoll_epoll.go), and the table of what goshim knows of each fd.
+ *
+ * One epoll instance, edge-triggered, made on the first wait. An fd is
+ * added on its first wait, for everything at once (EPOLLIN|EPOLLOUT|
+ * EPOLLRDHUP|EPOLLPRI|EPOLLET), and the epoll data carries its number and
+ * its poll descriptor's sequence number. Every fd number has a poll descriptor (pd) in a table of chunks
+ * allocated on demand, up to the RLIMIT_NOFILE hard limit, never freed
+ * (a waker may still look at one). A pd learns lazily what its fd is
+ * (fstat) and forgets it on close: close bumps seq, so an event still
+ * queued for the closed fd, whose number may already be reused, is
+ * ignored, and goroutines waiting on it wake and see EBADF.
+ *
+ * Go keeps one waiter per mode (rg/wg, with the pdReady token) because its
+ * fds let one reader and one writer in at a time. A C program may have many
+ * threads reading one fd (acceptors, workers on a pipe); one token would go
+ * to one of them and the wakeup would be lost for the other. So each pd
+ * counts the events of each mode: a waiter takes the count before its
+ * non-blocking try (netpoll_arm) and parks only if it has not moved since,
+ * and an event wakes every waiter of its mode, as the kernel wakes every
+ * thread blocked reading a pipe.
+ *
+ * The fd may have been closed behind goshim's back (fclose, pclose, dup2)
+ * and its number reused by a call goshim does not see: every wait first
+ * adds the fd to epoll again. EEXIST is the common answer; success means
+ * the registration was for a file that is gone, and the new one, if
+ * ready, is reported at once.
+ *
+ * findrunnable polls without blocking when its queues are empty, and the
+ * M that finds nothing blocks in epoll until the next timer (netpoll_block);
+ * it stays off the idle list, so new work wakes another M, and
+ * netpoll_break (an eventfd) brings it back for an earlier timer or when
+ * the last waiter leaves (so checkdead can see an idle process again).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "netpoll.h"
+#include "runtime.h"
+#include "sys.h"
+#include "timer.h"
+
+#define PD_CHUNK 512
+#define NEVENTS 128
+#define BREAK_DATA UINT64_MAX
+
+enum { PD_REGISTERED = 1, PD_OURS = 2, PD_LISTEN = 4 };
+
+struct pd {
+	struct spinlock lock;	 /* guards count, wait; writes of the rest */
+	_Atomic uint32_t seq;	 /* bumped when the fd is forgotten */
+	_Atomic uint8_t kind;	 /* enum fd_kind */
+	_Atomic uint8_t socktype; /* SOCK_STREAM, ...; 0 not learnt */
+	_Atomic uint8_t flags;	 /* PD_* */
+	_Atomic uint32_t count[2]; /* events per mode (NP_READ, NP_WRITE) */
+	struct netpoll_link *wait[2];
+	_Atomic uint32_t serial; /* fd_serial_lock: 0 free, 1 held, 2 waited */
+};
+
+bool netpoll_forked;
+
+static struct {
+	struct rlock lock; /* start-up of the table and of epoll */
+	_Atomic(_Atomic(struct pd *) *) tab;
+	uint32_t nchunks;
+	_Atomic bool up;   /* epfd and efd exist */
+	int epfd, efd;
+	_Atomic bool no_pwait2; /* the kernel predates epoll_pwait2 (5.11) */
+	_Atomic int32_t waiters;  /* goroutines parked in netpoll_wait */
+	_Atomic bool blocked;	  /* an M blocks in netpoll_block */
+	_Atomic uint32_t wake_sig; /* a break is pending in efd */
+} np = { .epfd = -1, .efd = -1 };
+
+/* ---- the fd table ------------------------------------------------------- */
+
+static _Atomic(struct pd *) *table(void)
+{
+	_Atomic(struct pd *) *tab = atomic_load_explicit(&np.tab,
+							 memory_order_acquire);
+	if (tab)
+		return tab;
+	rlock_lock(&np.lock);
+	tab = atomic_load(&np.tab);
+	if (tab == NULL) {
+		struct rlimit rl;
+		rlim_t max = INT_MAX;
+		if (SYS4(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 &&
+		    rl.rlim_max < max)
+			max = rl.rlim_max;
+		np.nchunks = (uint32_t)((max + PD_CHUNK - 1) / PD_CHUNK);
+		tab = calloc(np.nchunks, sizeof *tab);
+		if (tab == NULL)
+			runtime_throw("netpoll: out of memory");
+		atomic_store_explicit(&np.tab, tab, memory_order_release);
+	}
+	rlock_unlock(&np.lock);
+	return tab;
+}
+
+/* fd's pd; NULL beyond the table, or (!alloc) in a chunk never used. */
+static struct pd *pd_get(int fd, bool alloc)
+{
+	_Atomic(struct pd *) *tab;
+	struct pd *chunk;
+	uint32_t c = (uint32_t)fd / PD_CHUNK;
+
+	if (fd < 0)
+		return NULL;
+	tab = alloc ? table() : atomic_load_explicit(&np.tab,
+						     memory_order_acquire);
+	if (tab == NULL || c >= np.nchunks)
+		return NULL;
+	chunk = atomic_load_explicit(&tab[c], memory_order_acquire);
+	if (chunk == NULL) {
+		struct pd *none = NULL;
+		if (!alloc)
+			return NULL;
+		chunk = calloc(PD_CHUNK, sizeof *chunk);
+		if (chunk == NULL)
+			return NULL;
+		if (!atomic_compare_exchange_strong(&tab[c], &none, chunk)) {
+			free(chunk);
+			chunk = none;
+		}
+	}
+	return &chunk[(uint32_t)fd % PD_CHUNK];
+}
+
+/* Take every waiter of mode m off pd (lock held): those this call wakes
+ * are claimed and pushed on *list, to be delivered after unlocking. */
+static void take_waiters(struct pd *pd, int m, struct waiter **list)
+{
+	struct netpoll_link *l = pd->wait[m];
+
+	pd->wait[m] = NULL;
+	for (; l; l = l->next) {
+		l->queued = false;
+		if (waiter_claim(l->w)) {
+			l->w->next = *list;
+			*list = l->w;
+		}
+	}
+}
+
+static int deliver(struct waiter *list)
+{
+	int n = 0;
+
+	while (list) {
+		struct waiter *w = list;
+		list = w->next;
+		waiter_deliver(w);
+		n++;
+	}
+	return n;
+}
+
+/* A new file behind fd: wake whoever waited on the old one (EBADF), and
+ * know the new one as kind. */
+static void pd_reset(struct pd *pd, enum fd_kind kind, int socktype,
+		     uint8_t flags)
+{
+	struct waiter *list = NULL;
+
+	spin_lock(&pd->lock);
+	atomic_fetch_add(&pd->seq, 1);
+	atomic_store_explicit(&pd->kind, kind, memory_order_relaxed);
+	atomic_store_explicit(&pd->socktype, socktype, memory_order_relaxed);
+	atomic_store_explicit(&pd->flags, flags, memory_order_relaxed);
+	take_waiters(pd, 0, &list);
+	take_waiters(pd, 1, &list);
+	spin_unlock(&pd->lock);
+	deliver(list);
+}
+
+/* Record something learnt about fd, unless it was closed meanwhile. */
+static void pd_note(struct pd *pd, uint32_t seq, enum fd_kind kind,
+		    int socktype, uint8_t flags)
+{
+	spin_lock(&pd->lock);
+	if (atomic_load(&pd->seq) == seq) {
+		if (kind != FD_UNKNOWN)
+			atomic_store_explicit(&pd->kind, kind,
+					      memory_order_relaxed);
+		if (socktype)
+			atomic_store_explicit(&pd->socktype, socktype,
+					      memory_order_relaxed);
+		atomic_fetch_or_explicit(&pd->flags, flags,
+					 memory_order_relaxed);
+	}
+	spin_unlock(&pd->lock);
+}
+
+enum fd_kind fd_kind(int fd)
+{
+	struct pd *pd = pd_get(fd, true);
+	struct stat st;
+	enum fd_kind k;
+
+	if (pd == NULL)
+		return FD_OTHER;
+	k = atomic_load_explicit(&pd->kind, memory_order_relaxed);
+	if (k != FD_UNKNOWN)
+		return k;
+	uint32_t seq = atomic_load(&pd->seq);
+	if (SYS2(SYS_fstat, fd, &st) < 0)
+		return FD_OTHER; /* not open: the call says so */
+	k = S_ISFIFO(st.st_mode)   ? FD_PIPE
+	    : S_ISSOCK(st.st_mode) ? FD_SOCKET
+				   : FD_OTHER;
+	pd_note(pd, seq, k, 0, 0);
+	return k;
+}
+
+static int sockopt(int fd, int opt)
+{
+	int v = 0;
+	socklen_t len = sizeof v;
+
+	if (SYS6(SYS_getsockopt, fd, SOL_SOCKET, opt, &v, &len, 0) < 0)
+		return 0;
+	return v;
+}
+
+int fd_socktype(int fd)
+{
+	struct pd *pd = pd_get(fd, true);
+	int t;
+
+	if (pd == NULL)
+		return sockopt(fd, SO_TYPE);
+	t = atomic_load_explicit(&pd->socktype, memory_order_relaxed);
+	if (t == 0) {
+		uint32_t seq = atomic_load(&pd->seq);
+		t = sockopt(fd, SO_TYPE);
+		pd_note(pd, seq, FD_UNKNOWN, t, 0);
+	}
+	return t;
+}
+
+bool fd_listening(int fd)
+{
+	struct pd *pd = pd_get(fd, true);
+
+	if (pd == NULL)
+		return false;
+	if (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+	    PD_LISTEN)
+		return true;
+	/* Not cached while false: listen() may come later. */
+	uint32_t seq = atomic_load(&pd->seq);
+	if (!sockopt(fd, SO_ACCEPTCONN))
+		return false;
+	pd_note(pd, seq, FD_UNKNOWN, 0, PD_LISTEN);
+	return true;
+}
+
+bool fd_ours(int fd)
+{
+	struct pd *pd = pd_get(fd, false);
+	return pd && (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+		      PD_OURS);
+}
+
+void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours)
+{
+	struct pd *pd = pd_get(fd, true);
+	if (pd)
+		pd_reset(pd, kind, socktype, ours ? PD_OURS : 0);
+}
+
+void fd_found(int fd, enum fd_kind kind)
+{
+	struct pd *pd = pd_get(fd, true);
+	if (pd)
+		pd_note(pd, atomic_load(&pd->seq), kind, 0, 0);
+}
+
+bool fd_close(int fd)
+{
+	struct pd *pd;
+
+	if (atomic_load(&np.up) && (fd == np.epfd || fd == np.efd))
+		return false;
+	pd = pd_get(fd, false);
+	if (pd)
+		pd_reset(pd, FD_UNKNOWN, 0, 0);
+	return true;
+}
+
+/* A futex-style mutex on the pd (Drepper's), parking on sema.c. */
+int fd_serial_lock(struct netpoll_req *r)
+{
+	struct pd *pd = r->pd;
+	uint32_t c = 0;
+
+	if (pd == NULL)
+		return 0;
+	if (!atomic_compare_exchange_strong(&pd->serial, &c, 1)) {
+		if (c != 2)
+			c = atomic_exchange(&pd->serial, 2);
+		while (c != 0) {
+			sema_wait(&pd->serial, 2, -1, "accept");
+			c = atomic_exchange(&pd->serial, 2);
+		}
+	}
+	return atomic_load(&pd->seq) != r->seq ? EBADF : 0;
+}
+
+void fd_serial_unlock(struct netpoll_req *r)
+{
+	if (r->pd && atomic_exchange(&r->pd->serial, 0) == 2)
+		sema_wake(&r->pd->serial, 1);
+}
+
+/* ---- epoll -------------------------------------------------------------- */
+
+/* The child of fork() shares the epoll instance with its parent: it must
+ * not add to it or park on it; its fds are the C library's (until the fork
+ * issue gives the child a runtime of its own). */
+static void forked_child(void)
+{
+	netpoll_forked = true;
+	sys_close(np.epfd);
+	sys_close(np.efd);
+	np.epfd = np.efd = -1;
+}
+
+static bool poll_up(void)
+{
+	if (atomic_load_explicit(&np.up, memory_order_acquire))
+		return true;
+	if (netpoll_forked)
+		return false;
+	rlock_lock(&np.lock);
+	if (!atomic_load(&np.up)) {
+		int ep = (int)SYS1(SYS_epoll_create1, EPOLL_CLOEXEC);
+		int ef = (int)SYS2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+		struct epoll_event ev = { .events = EPOLLIN,
+					  .data.u64 = BREAK_DATA };
+		if (ep >= 0 && ef >= 0 &&
+		    SYS4(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, ef, &ev) == 0) {
+			np.epfd = ep;
+			np.efd = ef;
+			pthread_atfork(NULL, NULL, forked_child);
+			atomic_store_explicit(&np.up, true,
+					      memory_order_release);
+		} else {
+			/* Out of fds, say: waits make the blocking call. */
+			if (ep >= 0)
+				sys_close(ep);
+			if (ef >= 0)
+				sys_close(ef);
+		}
+	}
+	rlock_unlock(&np.lock);
+	return atomic_load(&np.up);
+}
+
+/* Add fd to epoll, again if need be (see the top). 0, EBADF, or EPERM:
+ * epoll cannot watch it (a regular file; out of watches). */
+static int pd_register(struct pd *pd, int fd, uint32_t seq)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET,
+		.data.u64 = (uint64_t)seq << 32 | (uint32_t)fd,
+	};
+	long r = SYS4(SYS_epoll_ctl, np.epfd, EPOLL_CTL_ADD, fd, &ev);
+
+	if (r == -EEXIST) {
+		if (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+		    PD_REGISTERED)
+			return 0;
+		/* Left from an fd goshim forgot: carry our seq now. */
+		r = SYS4(SYS_epoll_ctl, np.epfd, EPOLL_CTL_MOD, fd, &ev);
+	}
+	if (r == 0) {
+		pd_note(pd, seq, FD_UNKNOWN, 0, PD_REGISTERED);
+		return 0;
+	}
+	return r == -EBADF ? EBADF : EPERM;
+}
+
+void netpoll_arm(struct netpoll_req *r, int fd, unsigned modes)
+{
+	struct pd *pd = pd_get(fd, true);
+
+	r->fd = fd;
+	r->modes = modes;
+	r->pd = pd;
+	r->link[0].w = r->link[1].w = NULL;
+	if (pd) {
+		r->seq = atomic_load(&pd->seq);
+		r->count[0] = atomic_load(&pd->count[0]);
+		r->count[1] = atomic_load(&pd->count[1]);
+	}
+}
+
+static void nothing_to_unlock(void *unused)
+{
+	(void)unused;
+}
+
+/* "read fd 7" and the like, for goroutine dumps. */
+static void wait_reason(char *buf, size_t cap, const struct netpoll_req *r,
+			int n)
+{
+	if (n != 1)
+		snprintf(buf, cap, "poll %d fds", n);
+	else
+		snprintf(buf, cap, "%s fd %d",
+			 r->modes == NP_READ    ? "read"
+			 : r->modes == NP_WRITE ? "write"
+						: "poll",
+			 r->fd);
+}
+
+int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
+{
+	struct waiter w;
+	char reason[24];
+	int watched = 0;
+	bool ready = false, closed = false;
+	uint32_t st;
+
+	if (!poll_up())
+		return EPERM;
+	waiter_init(&w);
+	for (int i = 0; i < n && !ready; i++) {
+		struct netpoll_req *r = &reqs[i];
+		struct pd *pd = r->pd;
+		int e;
+
+		if (pd == NULL || (e = pd_register(pd, r->fd, r->seq)) == EPERM)
+			continue;
+		watched++;
+		spin_lock(&pd->lock);
+		if (e == EBADF || atomic_load(&pd->seq) != r->seq) {
+			closed = ready = true;
+		} else {
+			for (int m = 0; m < 2 && !ready; m++) {
+				struct netpoll_link *l = &r->link[m];
+				if (!(r->modes & (1u << m)))
+					continue;
+				if (atomic_load(&pd->count[m]) != r->count[m]) {
+					ready = true;
+					break;
+				}
+				l->w = &w;
+				l->queued = true;
+				l->next = pd->wait[m];
+				pd->wait[m] = l;
+			}
+		}
+		spin_unlock(&pd->lock);
+	}
+	if (watched == 0 && deadline < 0)
+		return EPERM;
+	wait_reason(reason, sizeof reason, reqs, n);
+	if (ready) {
+		/* No park, unless an event on an fd queued already claimed
+		 * us: its goready must find us parked. */
+		st = waiter_claim(&w) ? W_WOKEN
+				      : waiter_block(&w, nothing_to_unlock,
+						     NULL, reason, -1);
+	} else {
+		atomic_fetch_add(&np.waiters, 1);
+		st = waiter_block(&w, nothing_to_unlock, NULL, reason,
+				  deadline);
+		/* The last waiter gone: a blocked M must not keep waiting
+		 * for fds (see netpoll_block). */
+		if (atomic_fetch_sub(&np.waiters, 1) == 1 &&
+		    atomic_load(&np.blocked))
+			netpoll_break();
+	}
+	for (int i = 0; i < n; i++) {
+		for (int m = 0; m < 2; m++) {
+			struct netpoll_link *l = &reqs[i].link[m], **pp;
+			struct pd *pd = reqs[i].pd;
+			if (l->w == NULL)
+				continue;
+			spin_lock(&pd->lock);
+			for (pp = &pd->wait[m]; l->queued && *pp;
+			     pp = &(*pp)->next) {
+				if (*pp == l) {
+					*pp = l->next;
+					l->queued = false;
+					break;
+				}
+			}
+			spin_unlock(&pd->lock);
+		}
+		if (reqs[i].pd && atomic_load(&reqs[i].pd->seq) != reqs[i].seq)
+			closed = true;
+	}
+	if (closed)
+		return EBADF;
+	return st == W_TIMEDOUT ? ETIMEDOUT : 0;
+}
+
+/* One epoll_wait: until an event, netpoll_break or the deadline (block),
+ * or not at all. Readies the waiters; returns how many. */
+static int netpoll_run(bool block, int64_t deadline)
+{
+	struct epoll_event ev[NEVENTS];
+	struct timespec ts = { 0, 0 }, *tsp = &ts;
+	struct waiter *list = NULL;
+	long n = -ENOSYS;
+
+	if (block && deadline < 0) {
+		tsp = NULL;
+	} else if (block) {
+		int64_t left = deadline - nanotime();
+		if (left > 0) {
+			ts.tv_sec = left / 1000000000;
+			ts.tv_nsec = left % 1000000000;
+		}
+	}
+	if (!np.no_pwait2) {
+		n = SYS6(SYS_epoll_pwait2, np.epfd, ev, NEVENTS, tsp, NULL, 0);
+		if (n == -ENOSYS)
+			np.no_pwait2 = true;
+	}
+	if (n == -ENOSYS) {
+		/* Milliseconds, rounded up: never wake before the timer. */
+		int64_t ms = tsp == NULL ? -1
+					 : (ts.tv_sec * 1000000000 + ts.tv_nsec +
+					    999999) / 1000000;
+		n = SYS6(SYS_epoll_pwait, np.epfd, ev, NEVENTS,
+			 ms > INT_MAX ? INT_MAX : ms, NULL, 0);
+	}
+	if (n < 0) {
+		if (n == -EINTR)
+			return 0; /* a signal: the caller looks again */
+		runtime_throw("netpoll: epoll_wait failed");
+	}
+	for (long i = 0; i < n; i++) {
+		uint64_t data = ev[i].data.u64;
+		uint32_t e = ev[i].events;
+		struct pd *pd;
+
+		if (data == BREAK_DATA) {
+			/* A non-blocking look leaves it to the blocked M. */
+			if (block) {
+				uint64_t v;
+				SYS3(SYS_read, np.efd, &v, sizeof v);
+				atomic_store(&np.wake_sig, 0);
+			}
+			continue;
+		}
+		pd = pd_get((int)(uint32_t)data, false);
+		if (pd == NULL)
+			continue;
+		spin_lock(&pd->lock);
+		if (atomic_load(&pd->seq) == (uint32_t)(data >> 32)) {
+			if (e & (EPOLLIN | EPOLLRDHUP | EPOLLPRI | EPOLLHUP |
+				 EPOLLERR)) {
+				atomic_fetch_add(&pd->count[0], 1);
+				take_waiters(pd, 0, &list);
+			}
+			if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
+				atomic_fetch_add(&pd->count[1], 1);
+				take_waiters(pd, 1, &list);
+			}
+		}
+		spin_unlock(&pd->lock);
+	}
+	return deliver(list);
+}
+
+int netpoll_check(void)
+{
+	if (atomic_load_explicit(&np.waiters, memory_order_relaxed) == 0 ||
+	    atomic_load(&np.blocked))
+		return 0;
+	return netpoll_run(false, 0);
+}
+
+bool netpoll_block(int64_t deadline)
+{
+	bool no = false, waiting;
+
+	if (atomic_load(&np.waiters) == 0 ||
+	    !atomic_compare_exchange_strong(&np.blocked, &no, true))
+		return false;
+	/* netpoll_wait breaks a blocked M when the last waiter leaves:
+	 * look again now that we are it. */
+	waiting = atomic_load(&np.waiters) > 0;
+	if (waiting)
+		netpoll_run(true, deadline);
+	atomic_store(&np.blocked, false);
+	return waiting;
+}
+
+void netpoll_break(void)
+{
+	uint32_t zero = 0;
+	uint64_t one = 1;
+
+	if (!atomic_load_explicit(&np.up, memory_order_acquire) ||
+	    !atomic_compare_exchange_strong(&np.wake_sig, &zero, 1))
+		return;
+	SYS3(SYS_write, np.efd, &one, sizeof one);
+}

@@ -1,0 +1,96 @@
+/*
+ * netpoll.h: goroutines waiting for fds, and what goshim knows of each fd.
+ *
+ * A wait is two steps around the caller's own non-blocking try, so that an
+ * event between the try and the park is never lost:
+ *
+ *	struct netpoll_req r;
+ *	netpoll_arm(&r, fd, NP_READ);
+ *	n = <the call, per-call non-blocking>;
+ *	if (n == -EAGAIN)
+ *		err = netpoll_wait(&r, 1, deadline);
+ *
+ * netpoll_wait parks only if no event for that fd and mode came since
+ * netpoll_arm, and returns 0 (try again), ETIMEDOUT, EBADF (the fd was
+ * closed meanwhile) or EPERM (epoll cannot watch it: make the blocking
+ * call).
+ */
+#ifndef GOSHIM_NETPOLL_H
+#define GOSHIM_NETPOLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { NP_READ = 1, NP_WRITE = 2 };
+
+/* What an fd is, learnt once (fstat) and forgotten on close. */
+enum fd_kind {
+	FD_UNKNOWN,
+	FD_OTHER,  /* anything goshim leaves to the C library (files, ttys) */
+	FD_PIPE,   /* pipe: per-call RWF_NOWAIT, readiness from epoll */
+	FD_SOCKET, /* socket: MSG_DONTWAIT or RWF_NOWAIT */
+};
+
+struct pd;
+struct waiter;
+
+/* One (fd, modes) a goroutine waits for; private fields set by arm. */
+struct netpoll_link {
+	struct netpoll_link *next;
+	struct waiter *w;
+	bool queued;
+};
+
+struct netpoll_req {
+	int fd;
+	unsigned modes;
+	struct pd *pd;
+	uint32_t seq;
+	uint32_t count[2];
+	struct netpoll_link link[2];
+};
+
+void netpoll_arm(struct netpoll_req *r, int fd, unsigned modes);
+/* Wait until one of the n armed fds had an event, or the deadline
+ * (monotonic ns, -1 none). Requests epoll cannot watch are skipped; EPERM
+ * when none can be watched. */
+int netpoll_wait(struct netpoll_req *r, int n, int64_t deadline);
+
+/* The fd table. */
+enum fd_kind fd_kind(int fd);
+/* The socket's type (SOCK_STREAM, ...), learnt on first use; 0 if not a
+ * socket. */
+int fd_socktype(int fd);
+/* A listening socket (SO_ACCEPTCONN), learnt on first use. */
+bool fd_listening(int fd);
+/* The process made it through goshim (socket, socketpair, accept): it may
+ * be made non-blocking for an instant (connect). */
+bool fd_ours(int fd);
+/* An fd the program just made (socket, pipe, accept): whoever still
+ * waited on an fd of that number wakes with EBADF. */
+void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours);
+/* fd is not what it looked (a FIFO opened by name has no RWF_NOWAIT). */
+void fd_found(int fd, enum fd_kind kind);
+/* The program closes fd: goroutines waiting on it wake and get EBADF;
+ * false for the runtime's own fds, which the program cannot close. */
+bool fd_close(int fd);
+
+/* One goroutine at a time per fd gets in (accept), on the pd. Returns
+ * EBADF if the fd was closed while it waited. */
+int fd_serial_lock(struct netpoll_req *r);
+void fd_serial_unlock(struct netpoll_req *r);
+
+/* findrunnable (proc.c). Ready the goroutines whose fds had events:
+ * without blocking, if any goroutine waits and no M blocks in netpoll
+ * (returns how many); or block until an event, the deadline (monotonic
+ * ns, -1 none) or netpoll_break (false: nobody waits on an fd, sleep on
+ * the note instead). */
+int netpoll_check(void);
+bool netpoll_block(int64_t deadline);
+/* Make the M blocked in netpoll return (Go's netpollBreak). */
+void netpoll_break(void);
+
+/* Set in a child made by fork(): its fds are the C library's again. */
+extern bool netpoll_forked;
+
+#endif

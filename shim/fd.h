@@ -1,0 +1,107 @@
+/*
+ * fd.h: what the fd interposers (shim/fd_*.c) share.
+ *
+ * A goroutine's blocking call on a pipe or socket becomes per-call
+ * non-blocking tries (RWF_NOWAIT, MSG_DONTWAIT) with parks on the
+ * netpoller between them; the fd's O_NONBLOCK flag is never touched
+ * (DESIGN invariant 3), and a program that set it itself gets EAGAIN as
+ * before. Everything else goes to the C library.
+ */
+#ifndef GOSHIM_FD_H
+#define GOSHIM_FD_H
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include "../core/netpoll.h"
+#include "../core/sys.h"
+#include "shim.h"
+
+/* The runtime runs, in this process (not a fork child): fds are tracked. */
+static inline bool fd_tracked(void)
+{
+	return runtime_enabled && !netpoll_forked;
+}
+
+/* ...and the caller is a goroutine, so it may park. Threads goshim did not
+ * create and calls before the runtime starts (or from inside its start-up)
+ * get the C library's call. */
+static inline bool fd_parks(void)
+{
+	return fd_tracked() && on_goroutine();
+}
+
+/* The kernel's -errno convention as the C library's. */
+static inline long fd_ret(long r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+/* The C library's function, or the kernel's before shim/real.c has filled
+ * the table (a constructor that runs before ours, a malloc replacement
+ * reading a file inside dlsym). */
+#define FD_REAL(fn, raw, ...) (real.fn ? real.fn(__VA_ARGS__) : fd_ret(raw))
+
+/* A goroutine's call that may block in the kernel with nothing for epoll
+ * to wait for (a regular file, a tty, a FIFO opened by name), or that
+ * cannot be waited for here: its P is left for sysmon to hand on
+ * meanwhile (entersyscall). errno is the call's. */
+#define FD_SYSCALL(call)                          \
+	({                                        \
+		entersyscall();                   \
+		__typeof__(call) fd_r_ = (call);  \
+		int fd_e_ = errno;                \
+		exitsyscall();                    \
+		errno = fd_e_;                    \
+		fd_r_;                            \
+	})
+
+/* The program made fd non-blocking itself (O_NONBLOCK, SOCK_NONBLOCK). */
+bool fd_nonblocking(int fd);
+
+/* Readiness of one fd by ppoll, now or (wait) when it comes: the revents,
+ * 0, or -errno. */
+long fd_ready(int fd, short events, bool wait);
+
+/* glibc's _FORTIFY_SOURCE failure: "buffer overflow detected". */
+void __chk_fail(void) __attribute__((noreturn));
+
+/* One data transfer: the call, on what, and what is left of the data. */
+enum fd_call {
+	FC_READV,  /* read, readv: preadv2 at the file position */
+	FC_WRITEV, /* write, writev: pwritev2 */
+	FC_RECV,   /* recv, recvfrom */
+	FC_SEND,   /* send, sendto */
+	FC_RECVMSG,
+	FC_SENDMSG,
+};
+
+struct fd_op {
+	enum fd_call call;
+	int fd;
+	int flags;		 /* the socket calls' MSG_ flags */
+	struct iovec *iov;	 /* what is left */
+	int iovcnt;
+	bool owned;		 /* iov is ours to advance, not the program's */
+	struct iovec *copy;	 /* malloc'ed copy of the program's */
+	struct iovec one;	 /* the buffer of single-buffer calls */
+	struct msghdr *msg;	 /* FC_RECVMSG, FC_SENDMSG */
+	struct msghdr m;	 /* our copy of it */
+	void *addr;		 /* recvfrom's address, sendto's */
+	socklen_t *addrlen;	 /* recvfrom */
+	socklen_t tolen;	 /* sendto */
+};
+
+void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,
+	       size_t len);
+void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
+	       const struct iovec *iov, int iovcnt);
+/* Do op as the blocking call would: once (a read returns what is there),
+ * or until all of it is done (writes; MSG_WAITALL). Count or -errno. */
+long fd_transfer(struct fd_op *op, bool all);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * fd_rw.c: read, write, readv and writev park the goroutine on pipes and
+ * sockets (fd_io.c). Other fds (regular files, ttys, devices) get the C
+ * library's call under entersyscall: RWF_NOWAIT on a regular file may
+ * return part of what a read would, and the rest have no per-call
+ * non-blocking form yet.
+ */
+#include <unistd.h>
+#include "fd.h"
+
+GOSHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	struct fd_op op;
+
+	if (!fd_parks())
+		return FD_REAL(read, SYS3(SYS_read, fd, buf, n), fd, buf, n);
+	if (fd_kind(fd) == FD_OTHER)
+		return FD_SYSCALL(real.read(fd, buf, n));
+	fd_op_buf(&op, FC_READV, fd, buf, n);
+	return fd_ret(fd_transfer(&op, false));
+}
+
+GOSHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct fd_op op;
+
+	if (!fd_parks())
+		return FD_REAL(write, SYS3(SYS_write, fd, buf, n), fd, buf, n);
+	if (fd_kind(fd) == FD_OTHER)
+		return FD_SYSCALL(real.write(fd, buf, n));
+	fd_op_buf(&op, FC_WRITEV, fd, buf, n);
+	return fd_ret(fd_transfer(&op, true));
+}
+
+GOSHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct fd_op op;
+
+	if (!fd_parks())
+		return FD_REAL(readv, SYS3(SYS_readv, fd, iov, n), fd, iov, n);
+	if (fd_kind(fd) == FD_OTHER)
+		return FD_SYSCALL(real.readv(fd, iov, n));
+	fd_op_iov(&op, FC_READV, fd, iov, n);
+	return fd_ret(fd_transfer(&op, false));
+}
+
+GOSHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	struct fd_op op;
+
+	if (!fd_parks())
+		return FD_REAL(writev, SYS3(SYS_writev, fd, iov, n), fd, iov,
+			       n);
+	if (fd_kind(fd) == FD_OTHER)
+		return FD_SYSCALL(real.writev(fd, iov, n));
+	fd_op_iov(&op, FC_WRITEV, fd, iov, n);
+	return fd_ret(fd_transfer(&op, true));
+}
+
+/* _FORTIFY_SOURCE builds call this instead of read. */
+GOSHIM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return read(fd, buf, n);
+}
