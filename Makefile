@@ -112,6 +112,10 @@ stress: all $(UNIT_BINS) $(PROG_BINS) $(MOD_SOS)
 bench: all
 	tests/bench/run.sh $(B)
 
+# Mutex/condvar, sleep and memory benchmarks: native vs goshim vs Go.
+bench-sync: all
+	tests/bench/run_sync.sh $(B)
+
 # ---- aarch64: the arch layer must keep compiling ---------------------------
 cross-aarch64:
 	$(MAKE) -f tests/cross/aarch64.mk B=$(B)
@@ -119,5 +123,5 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all unit progs check demo stress bench cross-aarch64 clean
+.PHONY: all unit progs check demo stress bench bench-sync cross-aarch64 clean
 .SECONDARY:

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mutex.h"
 #include "netpoll.h"
 #include "real.h"
 #include "runtime.h"
@@ -283,6 +284,23 @@ void m_kick(struct m *mp)
 	}
 }
 
+/*
+ * A process-directed signal goes to any thread that does not block it. An
+ * idle M runs no goroutine that could want it (a goroutine in sigsuspend
+ * or sigwait sits on a busy M), so idle Ms block every signal, and the
+ * kernel picks a thread that is running the program.
+ */
+static void idle_signals_block(struct m *mp)
+{
+	uint64_t all = ~(uint64_t)0;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &mp->idle_sigmask, 8);
+}
+
+static void idle_signals_restore(struct m *mp)
+{
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mp->idle_sigmask, NULL, 8);
+}
+
 /* ---- finding work ------------------------------------------------------- */
 
 static uint32_t m_fastrand(struct m *mp)
@@ -395,8 +413,10 @@ top:
 	for (;;) {
 		int64_t next = timers_next();
 		bool keeper = next >= 0 && timers_claim_sleeper(mp, next);
+		idle_signals_block(mp);
 		bool got_p = !netpoll_block(keeper ? next : -1) &&
 			     stopm(mp, keeper ? next : -1);
+		idle_signals_restore(mp);
 		if (keeper)
 			timers_release_sleeper();
 		if (got_p)
@@ -803,6 +823,7 @@ void go_exit(void *retval)
 	gp->retval = retval;
 	tls_exit();
 	keys_run_destructors(gp);
+	mutex_goexit(gp);
 	/* The last thread of a process whose main called pthread_exit
 	 * ends the process, as glibc's start_thread does. */
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
@@ -818,6 +839,7 @@ void main_goroutine_exit(void)
 	struct g *gp = getg();
 
 	keys_run_destructors(gp);
+	mutex_goexit(gp);
 	atomic_store(&sched.main_exited, true);
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
 		exit(0);
@@ -874,8 +896,10 @@ static struct g *exitsyscall0(struct g *gp)
 		return gp;
 	}
 	/* schedule() needs a P: wait for one like any idle M. */
+	idle_signals_block(mp);
 	while (!stopm(mp, -1))
 		;
+	idle_signals_restore(mp);
 	return NULL;
 }
 

@@ -38,6 +38,7 @@ enum gstatus {
 struct m;
 struct p;
 struct waiter;
+struct mutex_link;
 
 /* Per-G pthread key values, seq-tagged so that a value set under a deleted
  * key is never returned for a new key. */
@@ -86,6 +87,8 @@ struct g {
 	 * allocated on first use (most threads never set a key) */
 	struct key_slot **keys;
 	bool keys_used;
+
+	struct mutex_link *robust; /* robust mutexes it holds (mutex.c) */
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -108,6 +111,7 @@ struct m {
 	bool (*park_unlockf)(struct g *, void *); /* for park_m */
 	void *park_lock;
 	uint32_t fastrand;
+	uint64_t idle_sigmask; /* the mask to restore when it stops idling */
 };
 
 struct p {

@@ -227,12 +227,17 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 		if (w == NULL)
 			break;
 		atomic_fetch_sub(&b->nwait, 1);
+		/* The handoff is decided before the claim: a waiter (a
+		 * foreign thread spinning on its state) may run as soon as it
+		 * is claimed and must find it. */
+		bool took = handoff && cansemacquire(addr);
+		w->handoff = took;
 		if (waiter_claim(w))
 			break;
 		/* It timed out: its count is still there for the next. */
+		if (took)
+			atomic_fetch_add(addr, 1);
 	}
-	if (w && handoff && cansemacquire(addr))
-		w->handoff = true;
 	spin_unlock(&b->lock);
 	if (w) {
 		waiter_deliver(w);

@@ -169,7 +169,7 @@ void stack_release_pages(struct g *gp)
 	char *lo = gp->map + gp->guard_size;
 	char *hi = (char *)((uintptr_t)gp->stack_hi & ~(page_size - 1));
 
-	if (!gp->user_stack && hi > lo)
+	if (gp->map && !gp->user_stack && hi > lo)
 		madvise(lo, (size_t)(hi - lo), MADV_DONTNEED);
 }
 
@@ -179,5 +179,7 @@ void stack_free(struct g *gp)
 	if (!gp->user_stack)
 		munmap(gp->map, gp->map_size);
 	gp->map = NULL;
+	gp->map_size = 0;
 	gp->tcb = NULL;
+	gp->stack_lo = gp->stack_hi = NULL;
 }

@@ -10,6 +10,7 @@
  * starts the new Ms the scheduler asks for (newm), woken at once for it.
  */
 #include <pthread.h>
+#include <signal.h>
 #include "real.h"
 #include "runtime.h"
 #include "sys.h"
@@ -30,6 +31,9 @@ static void *sysmon_main(void *arg)
 	int64_t delay_us = SYSMON_MIN_US;
 
 	(void)arg;
+	/* Signals are the program's: never deliver one here. */
+	uint64_t all = ~(uint64_t)0;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
 	for (;;) {
 		if (idle == 0)
 			delay_us = SYSMON_MIN_US;

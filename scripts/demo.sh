@@ -11,7 +11,7 @@ mkdir -p "$B/tools"
 lib=$(readlink -f "$B/libgoshim.so")
 
 printf '%-14s %14s %14s %12s %12s\n' program "native threads" "goshim threads" "native s" "goshim s"
-for prog in cpu_bound spawn_tree tls_errno create_join; do
+for prog in net_echo pipe_pairs cpu_bound spawn_tree create_join; do
 	bin=$B/tests/progs/$prog
 	out=$(mktemp)
 	THREADPEAK_OUT=$out "$tp" "$bin" >/dev/null

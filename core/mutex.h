@@ -1,0 +1,61 @@
+/*
+ * mutex.h: pthread mutexes whose waiters park (see mutex.c).
+ *
+ * The state lives in the program's pthread_mutex_t, in glibc's layout, with
+ * zero meaning unlocked: static initialisers work without an init call. A
+ * process-shared mutex (kind bit 128, which goshim never sets itself and a
+ * destroyed mutex's kind of -1 also has) is glibc's: callers check
+ * mutex_is_ours first and use `real` otherwise.
+ */
+#ifndef GOSHIM_MUTEX_H
+#define GOSHIM_MUTEX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct g;
+
+/* A robust mutex's link in the list of its owner goroutine (struct g):
+ * glibc's __list words. */
+struct mutex_link {
+	struct mutex_link *prev, *next;
+};
+
+bool mutex_is_ours(const pthread_mutex_t *m);
+
+/* type: PTHREAD_MUTEX_*; protocol: PTHREAD_PRIO_*; ceiling 0: the lowest
+ * SCHED_FIFO priority. Robust priority-protected is ENOTSUP, as in glibc. */
+int mutex_init(pthread_mutex_t *m, int type, bool robust, int protocol,
+	       int ceiling);
+
+/*
+ * Locking in two steps, so a timed lock can validate its timeout only when
+ * it has to wait, as glibc does. mutex_lock applies the mutex's kind rules
+ * (EINVAL, EDEADLK, recursion and EAGAIN, EOWNERDEAD, ENOTRECOVERABLE) and
+ * takes a free mutex; try: pthread_mutex_trylock's rules, EBUSY is final.
+ * Otherwise EBUSY means "call mutex_lock_wait" (deadline: monotonic ns, or
+ * -1), which returns 0, ETIMEDOUT or a robust code.
+ */
+int mutex_lock(pthread_mutex_t *m, bool try);
+int mutex_lock_wait(pthread_mutex_t *m, int64_t deadline);
+int mutex_unlock(pthread_mutex_t *m);
+int mutex_destroy(pthread_mutex_t *m);
+int mutex_consistent(pthread_mutex_t *m);
+int mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling);
+int mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old);
+
+/*
+ * For condition variables: release the mutex for a wait and take it back,
+ * without changing its user count (so destroy says EBUSY meanwhile, as in
+ * glibc). A recursive mutex held more than once is not released: its count
+ * drops by one and is restored. Process-shared mutexes go to glibc here.
+ */
+int mutex_cond_unlock(pthread_mutex_t *m);
+int mutex_cond_lock(pthread_mutex_t *m);
+
+/* At goroutine exit: robust mutexes gp still holds pass to their next
+ * locker with EOWNERDEAD. */
+void mutex_goexit(struct g *gp);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * pthread_mutex.c: mutexes whose waiters park (core/mutex.c).
+ *
+ * Every mutex call lands here; a process-shared mutex, or any mutex while
+ * the runtime is off, is glibc's. Process-shared mutexes must work across
+ * processes, so their waits block the OS thread; a robust one is not
+ * recovered when its owner process dies while a goroutine holds it (the
+ * kernel follows only the M's robust list), and a priority-inheritance one
+ * needs a real tid, which a goroutine does not have.
+ *
+ * Priority protection (PTHREAD_PRIO_PROTECT) keeps its ceiling, but a
+ * goroutine's priority means nothing to the kernel: such mutexes lock as
+ * plain ones (glibc instead changes the thread's scheduling priority, and
+ * fails the lock with EINVAL for a thread that is not real-time).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include "../core/mutex.h"
+#include "shim.h"
+
+static bool ours(const pthread_mutex_t *m)
+{
+	return shim_active() && mutex_is_ours(m);
+}
+
+GOSHIM_EXPORT int pthread_mutex_init(pthread_mutex_t *m,
+				     const pthread_mutexattr_t *attr)
+{
+	int type = PTHREAD_MUTEX_DEFAULT, robust = PTHREAD_MUTEX_STALLED;
+	int protocol = PTHREAD_PRIO_NONE, ceiling = 0;
+	int pshared = PTHREAD_PROCESS_PRIVATE;
+
+	if (!shim_active())
+		return real.pthread_mutex_init(m, attr);
+	if (attr) {
+		pthread_mutexattr_gettype(attr, &type);
+		pthread_mutexattr_getrobust(attr, &robust);
+		pthread_mutexattr_getprotocol(attr, &protocol);
+		pthread_mutexattr_getprioceiling(attr, &ceiling);
+		pthread_mutexattr_getpshared(attr, &pshared);
+	}
+	if (pshared == PTHREAD_PROCESS_SHARED)
+		return real.pthread_mutex_init(m, attr);
+	return mutex_init(m, type, robust == PTHREAD_MUTEX_ROBUST, protocol,
+			  ceiling);
+}
+
+GOSHIM_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	if (!ours(m))
+		return real.pthread_mutex_destroy(m);
+	return mutex_destroy(m);
+}
+
+GOSHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int err;
+
+	if (!ours(m))
+		return real.pthread_mutex_lock(m);
+	err = mutex_lock(m, false);
+	return err == EBUSY ? mutex_lock_wait(m, -1) : err;
+}
+
+GOSHIM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	if (!ours(m))
+		return real.pthread_mutex_trylock(m);
+	return mutex_lock(m, true);
+}
+
+/* glibc's order: the kind's rules and a free mutex first; the
+ * timeout is looked at only when the caller has to wait. */
+static int clocklock(pthread_mutex_t *m, clockid_t clk,
+		     const struct timespec *abstime)
+{
+	int err = mutex_lock(m, false);
+
+	if (err != EBUSY)
+		return err;
+	if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
+		return EINVAL;
+	if (abstime->tv_sec < 0)
+		return ETIMEDOUT;
+	return mutex_lock_wait(m, shim_deadline(clk, abstime));
+}
+
+GOSHIM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
+					  const struct timespec *abstime)
+{
+	if (!ours(m))
+		return real.pthread_mutex_timedlock(m, abstime);
+	return clocklock(m, CLOCK_REALTIME, abstime);
+}
+
+GOSHIM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
+					  const struct timespec *abstime)
+{
+	if (!ours(m))
+		return real.pthread_mutex_clocklock(m, clk, abstime);
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	return clocklock(m, clk, abstime);
+}
+
+GOSHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (!ours(m))
+		return real.pthread_mutex_unlock(m);
+	return mutex_unlock(m);
+}
+
+GOSHIM_EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
+{
+	if (!ours(m))
+		return real.pthread_mutex_consistent(m);
+	return mutex_consistent(m);
+}
+
+GOSHIM_EXPORT int pthread_mutex_getprioceiling(const pthread_mutex_t *m,
+					       int *ceiling)
+{
+	if (!ours(m))
+		return real.pthread_mutex_getprioceiling(m, ceiling);
+	return mutex_getprioceiling(m, ceiling);
+}
+
+GOSHIM_EXPORT int pthread_mutex_setprioceiling(pthread_mutex_t *m,
+					       int ceiling, int *old)
+{
+	if (!ours(m))
+		return real.pthread_mutex_setprioceiling(m, ceiling, old);
+	return mutex_setprioceiling(m, ceiling, old);
+}

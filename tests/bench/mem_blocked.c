@@ -1,0 +1,99 @@
+/* mem_blocked [N=10000]: RSS per blocked thread. Reads VmRSS from
+ * /proc/self/status, creates N threads (default attributes) that each wait
+ * on one condvar under one mutex, waits until all N are waiting (a counter),
+ * reads VmRSS again, then releases and joins them. Prints
+ * "rss_kib_per_blocked KIB" ((blocked - before) / N) and the two readings.
+ * mem_blocked.go is the Go counterpart (goroutines on a sync.Cond). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t all_in = PTHREAD_COND_INITIALIZER;
+static long waiting, n, released;
+static int go;
+
+static void check(int e, const char *what)
+{
+	if (e) {
+		fprintf(stderr, "mem_blocked: %s: %s\n", what, strerror(e));
+		exit(1);
+	}
+}
+
+static long vmrss_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		check(errno, "/proc/self/status");
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static void *waiter(void *unused)
+{
+	(void)unused;
+	check(pthread_mutex_lock(&mu), "pthread_mutex_lock");
+	if (++waiting == n)
+		check(pthread_cond_signal(&all_in), "pthread_cond_signal");
+	while (!go)
+		check(pthread_cond_wait(&cond, &mu), "pthread_cond_wait");
+	released++;
+	check(pthread_mutex_unlock(&mu), "pthread_mutex_unlock");
+	return NULL;
+}
+
+static void *nothing(void *unused)
+{
+	return unused;
+}
+
+int main(int argc, char **argv)
+{
+	n = argc > 1 ? atol(argv[1]) : 10000;
+	if (n < 1) {
+		fprintf(stderr, "usage: mem_blocked [N]\n");
+		return 2;
+	}
+	pthread_t *t = calloc(n, sizeof *t);
+	if (!t)
+		check(ENOMEM, "calloc");
+	memset(t, 0, n * sizeof *t); /* touch it before the first reading */
+	pthread_t w; /* warm-up: one thread created and joined */
+	check(pthread_create(&w, NULL, nothing, NULL), "pthread_create");
+	check(pthread_join(w, NULL), "pthread_join");
+
+	long before = vmrss_kib();
+	for (long i = 0; i < n; i++)
+		check(pthread_create(&t[i], NULL, waiter, NULL), "pthread_create");
+	check(pthread_mutex_lock(&mu), "pthread_mutex_lock");
+	while (waiting < n)
+		check(pthread_cond_wait(&all_in, &mu), "pthread_cond_wait");
+	check(pthread_mutex_unlock(&mu), "pthread_mutex_unlock");
+	long blocked = vmrss_kib();
+
+	check(pthread_mutex_lock(&mu), "pthread_mutex_lock");
+	go = 1;
+	check(pthread_cond_broadcast(&cond), "pthread_cond_broadcast");
+	check(pthread_mutex_unlock(&mu), "pthread_mutex_unlock");
+	for (long i = 0; i < n; i++)
+		check(pthread_join(t[i], NULL), "pthread_join");
+	if (released != n) {
+		fprintf(stderr, "mem_blocked: %ld of %ld released\n", released, n);
+		return 1;
+	}
+	printf("rss_kib_per_blocked %.2f\n", (double)(blocked - before) / n);
+	printf("rss_before_kib %ld\n", before);
+	printf("rss_blocked_kib %ld\n", blocked);
+	free(t);
+	return 0;
+}
