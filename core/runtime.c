@@ -20,6 +20,7 @@
 #include "tls.h"
 
 bool runtime_enabled;
+_Atomic bool runtime_running;
 static _Atomic int init_state; /* 0 not yet, 1 running, 2 done */
 static _Atomic pid_t init_tid;
 
@@ -129,6 +130,9 @@ void runtime_ensure_init(void)
 		init_tid = sys_gettid();
 		runtime_init();
 		atomic_store_explicit(&init_state, 2, memory_order_release);
+		if (runtime_enabled)
+			atomic_store_explicit(&runtime_running, true,
+					      memory_order_release);
 		return;
 	}
 	/* Called again from inside the start-up (a malloc replacement or

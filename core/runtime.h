@@ -181,6 +181,8 @@ static inline bool on_goroutine(void)
 
 /* ---- runtime.c ---- */
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */
+/* Set once start-up has finished with the runtime enabled. */
+extern _Atomic bool runtime_running;
 void runtime_ensure_init(void);
 int64_t nanotime(void);
 int64_t nanotime_coarse(void);

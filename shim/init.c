@@ -8,6 +8,13 @@
  */
 #include "shim.h"
 
+bool shim_start(void)
+{
+	real_init();
+	runtime_ensure_init();
+	return runtime_enabled;
+}
+
 __attribute__((constructor)) static void goshim_ctor(void)
 {
 	real_init();

@@ -16,11 +16,16 @@
 
 void real_init(void);
 
+bool shim_start(void);
+
+/* One load on every interposed call once the runtime runs. */
 static inline bool shim_active(void)
 {
-	real_init();
-	runtime_ensure_init();
-	return runtime_enabled;
+	if (__builtin_expect(atomic_load_explicit(&runtime_running,
+						  memory_order_acquire),
+			     1))
+		return true;
+	return shim_start();
 }
 
 /* The goroutine behind a pthread_t, or NULL for a thread goshim did not
