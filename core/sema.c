@@ -142,25 +142,37 @@ static void deliver_all(struct waiter *list)
 	}
 }
 
-int sema_wake(const _Atomic uint32_t *addr, int n)
+/* Unlink and claim up to n waiters on key (b locked): the claimed ones are
+ * chained on *list, to be delivered after unlocking. One that timed out
+ * meanwhile does not count; a claimed one waits for its wakeup, so it
+ * stays valid until delivered. */
+static int claim_waiters(struct bucket *b, const void *key, int n,
+			 struct waiter **list)
 {
-	struct bucket *b = bucket_of(addr);
-	struct waiter *claimed = NULL, **tail = &claimed;
+	struct waiter **tail = list;
 	int woken = 0;
 
-	spin_lock(&b->lock);
+	*list = NULL;
 	while (woken < n) {
-		struct waiter *w = dequeue(b, addr, -1);
+		struct waiter *w = dequeue(b, key, -1);
 		if (w == NULL)
 			break;
-		/* One that timed out meanwhile does not count. A claimed one
-		 * waits for its wakeup, so it can be delivered unlocked. */
 		if (waiter_claim(w)) {
 			*tail = w;
 			tail = &w->next;
 			woken++;
 		}
 	}
+	return woken;
+}
+
+int sema_wake(const _Atomic uint32_t *addr, int n)
+{
+	struct bucket *b = bucket_of(addr);
+	struct waiter *claimed;
+
+	spin_lock(&b->lock);
+	int woken = claim_waiters(b, addr, n, &claimed);
 	spin_unlock(&b->lock);
 	deliver_all(claimed);
 	return woken;
@@ -311,23 +323,13 @@ int notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 int notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify, int nwake)
 {
 	struct bucket *b = bucket_of(wait);
-	struct waiter *claimed = NULL, **tail = &claimed;
-	int woken = 0;
+	struct waiter *claimed;
 
 	if (atomic_load(wait) == atomic_load(notify))
 		return 0;
 	spin_lock(&b->lock);
 	atomic_store(notify, atomic_load(wait));
-	while (woken < nwake) {
-		struct waiter *w = dequeue(b, wait, -1);
-		if (w == NULL)
-			break;
-		if (waiter_claim(w)) {
-			*tail = w;
-			tail = &w->next;
-			woken++;
-		}
-	}
+	int woken = claim_waiters(b, wait, nwake, &claimed);
 	spin_unlock(&b->lock);
 	deliver_all(claimed);
 	return woken;
