@@ -18,6 +18,9 @@
 #include <link.h>
 #include <locale.h>
 #include <netdb.h>
+/* The struct only: <resolv.h> defines macros (p_type) that clash with
+ * <link.h>. */
+#include <bits/types/res_state.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,7 @@
 #define OFF_CLEANUP_JMP_BUF 0x300
 #define OFF_SPECIFIC_1STBLOCK 0x310
 #define OFF_SPECIFIC0 0x510
+#define OFF_SPECIFIC_END 0x610 /* end of specific[32] */
 #define OFF_USER_STACK 0x612
 #define OFF_JOINID 0x620
 #define OFF_STACKBLOCK 0x690
@@ -53,6 +57,8 @@
 #define OFF_GUARDSIZE 0x6a0
 #define OFF_REPORTED_GUARDSIZE 0x6a8
 #define OFF_RES 0x6b8
+#define RES_OPTIONS 8 /* offsetof(struct __res_state, options) */
+#define RES_INIT 0x1	/* <resolv.h>: options bit of an initialised state */
 #define OFF_RSEQ 0x920
 #define ROBUST_FUTEX_OFFSET (-32L)
 #define HAVE_TCB_LAYOUT 1
@@ -62,6 +68,13 @@
 #endif
 
 #define AT(tcb, off, type) (*(type *)((char *)(tcb) + (off)))
+
+#if HAVE_TCB_LAYOUT
+_Static_assert(offsetof(struct __res_state, options) == RES_OPTIONS,
+	       "resolver state layout");
+_Static_assert(OFF_RES + sizeof(struct __res_state) <= OFF_RSEQ,
+	       "resolver state inside struct pthread");
+#endif
 
 typedef struct {
 	unsigned long ti_module;
@@ -340,9 +353,17 @@ bool tls_reset(void *tcb)
 			free(dtv[1 + i].pointer.to_free);
 	memset(dtv, 0, (dtv[-1].counter + 1) * sizeof *dtv);
 	memset(t, 0, OFF_DTV);
-	/* libc's memset, not an inlined `rep stos`: 3x faster at this size */
+	/* libc's memset, not an inlined `rep stos`: 3x faster at this size.
+	 * Skipped: glibc's own key blocks (goroutines use goshim's keys, so
+	 * they stay zero) and the resolver state unless it was initialised
+	 * (a fresh thread's is all zero). */
 	libc_memset(t + OFF_DTV + sizeof(void *), 0,
-		    TCB_SIZE - OFF_DTV - sizeof(void *));
+		    OFF_SPECIFIC_1STBLOCK - OFF_DTV - sizeof(void *));
+	libc_memset(t + OFF_SPECIFIC_END, 0, OFF_RES - OFF_SPECIFIC_END);
+	if (AT(t, OFF_RES + RES_OPTIONS, unsigned long) & RES_INIT)
+		libc_memset(t + OFF_RES, 0, sizeof(struct __res_state));
+	libc_memset(t + OFF_RES + sizeof(struct __res_state), 0,
+		    TCB_SIZE - OFF_RES - sizeof(struct __res_state));
 	if (dl_allocate_tls_init(tcb, true) == NULL)
 		return false;
 	memcpy(t + libc_block_off, saved, libc_block_size);
