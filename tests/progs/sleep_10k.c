@@ -4,7 +4,6 @@
 // and checks a checksum of per-thread results. The full-size version (100
 // sleeps, timed, with Go for comparison) is tests/bench/sync_sleep.c.
 // goshim-test: shim-max-threads=GOMAXPROCS+3
-// goshim-test: native-min-threads=10001
 // goshim-test: timeout=60
 #include <errno.h>
 #include <pthread.h>
