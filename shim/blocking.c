@@ -4,8 +4,8 @@
  * and its P is left for sysmon to hand to another M if the call takes
  * longer than a tick, so other goroutines keep running.
  *
- * Each wrapper is the same three steps; the list below is the whole of it.
- * errno is the call's (exitsyscall may run runtime code).
+ * Each wrapper is IN_SYSCALL (shim.h) around the C library's function; the
+ * list below is the whole of it.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,25 +20,15 @@
 #include <unistd.h>
 #include "shim.h"
 
-static inline bool in_syscall_mode(void)
-{
-	return shim_active() && on_goroutine();
-}
-
-#define BLOCKING(ret, name, params, args)                              \
-	GOSHIM_EXPORT ret name params                                  \
-	{                                                              \
-		static ret(*fn) params;                                \
-		if (fn == NULL)                                        \
-			fn = (ret(*) params)dlsym(RTLD_NEXT, #name);   \
-		if (!in_syscall_mode())                                \
-			return fn args;                                \
-		entersyscall();                                        \
-		ret r = fn args;                                       \
-		int saved = errno;                                     \
-		exitsyscall();                                         \
-		errno = saved;                                         \
-		return r;                                              \
+#define BLOCKING(ret, name, params, args)                            \
+	GOSHIM_EXPORT ret name params                                \
+	{                                                            \
+		static ret(*fn) params;                              \
+		if (fn == NULL)                                      \
+			fn = (ret(*) params)dlsym(RTLD_NEXT, #name); \
+		if (!shim_active())                                  \
+			return fn args;                              \
+		return IN_SYSCALL(fn args);                          \
 	}
 
 BLOCKING(pid_t, waitpid, (pid_t pid, int *st, int opt), (pid, st, opt))
@@ -87,14 +77,9 @@ GOSHIM_EXPORT int open(const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	if (!in_syscall_mode())
+	if (!shim_active())
 		return fn(path, flags, mode);
-	entersyscall();
-	int r = fn(path, flags, mode);
-	int saved = errno;
-	exitsyscall();
-	errno = saved;
-	return r;
+	return IN_SYSCALL(fn(path, flags, mode));
 }
 
 GOSHIM_EXPORT int open64(const char *path, int flags, ...)
@@ -114,14 +99,9 @@ GOSHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	if (!in_syscall_mode())
+	if (!shim_active())
 		return fn(dirfd, path, flags, mode);
-	entersyscall();
-	int r = fn(dirfd, path, flags, mode);
-	int saved = errno;
-	exitsyscall();
-	errno = saved;
-	return r;
+	return IN_SYSCALL(fn(dirfd, path, flags, mode));
 }
 
 /* syscall() itself: a raw futex wait, a raw read, anything. */
@@ -137,12 +117,7 @@ GOSHIM_EXPORT long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (!in_syscall_mode())
+	if (!shim_active())
 		return fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	entersyscall();
-	long r = fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	int saved = errno;
-	exitsyscall();
-	errno = saved;
-	return r;
+	return IN_SYSCALL(fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
 }

@@ -50,15 +50,6 @@ static inline long fd_ret(long r)
  * to wait for (a regular file, a tty, a FIFO opened by name), or that
  * cannot be waited for here: its P is left for sysmon to hand on
  * meanwhile (entersyscall). errno is the call's. */
-#define FD_SYSCALL(call)                          \
-	({                                        \
-		entersyscall();                   \
-		__typeof__(call) fd_r_ = (call);  \
-		int fd_e_ = errno;                \
-		exitsyscall();                    \
-		errno = fd_e_;                    \
-		fd_r_;                            \
-	})
 
 /* The program made fd non-blocking itself (O_NONBLOCK, SOCK_NONBLOCK). */
 bool fd_nonblocking(int fd);

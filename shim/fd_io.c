@@ -107,13 +107,13 @@ static long transfer_once(struct fd_op *op)
 		long n = op_call(op, true);
 		if (n == -EOPNOTSUPP && rw) {
 			fd_found(op->fd, FD_OTHER);
-			return FD_SYSCALL(op_call(op, false));
+			return IN_SYSCALL(op_call(op, false));
 		}
 		if (n != -EAGAIN || fd_nonblocking(op->fd))
 			return n;
 		int e = netpoll_wait(&r, 1, -1);
 		if (e == EPERM)
-			return FD_SYSCALL(op_call(op, false));
+			return IN_SYSCALL(op_call(op, false));
 		if (e)
 			return -e;
 	}

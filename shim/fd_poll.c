@@ -109,7 +109,7 @@ GOSHIM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 		free(reqs);
 	if (native) {
 		int64_t left = deadline < 0 ? 0 : deadline - nanotime();
-		return FD_SYSCALL(real.poll(
+		return IN_SYSCALL(real.poll(
 			fds, n,
 			deadline < 0 ? -1
 			: left <= 0  ? 0
@@ -233,7 +233,7 @@ GOSHIM_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 		if (native) {
 			if (tv)
 				time_left(tv, deadline);
-			return FD_SYSCALL(real.select(nfds, rd, wr, ex, tv));
+			return IN_SYSCALL(real.select(nfds, rd, wr, ex, tv));
 		}
 		/* Timed out: nothing is ready, all sets come back empty. */
 		for (int i = 0; i < 3 && r == 0; i++)

@@ -15,7 +15,7 @@ GOSHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	if (!fd_parks())
 		return FD_REAL(read, SYS3(SYS_read, fd, buf, n), fd, buf, n);
 	if (fd_kind(fd) == FD_OTHER)
-		return FD_SYSCALL(real.read(fd, buf, n));
+		return IN_SYSCALL(real.read(fd, buf, n));
 	fd_op_buf(&op, FC_READV, fd, buf, n);
 	return fd_ret(fd_transfer(&op, false));
 }
@@ -27,7 +27,7 @@ GOSHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	if (!fd_parks())
 		return FD_REAL(write, SYS3(SYS_write, fd, buf, n), fd, buf, n);
 	if (fd_kind(fd) == FD_OTHER)
-		return FD_SYSCALL(real.write(fd, buf, n));
+		return IN_SYSCALL(real.write(fd, buf, n));
 	fd_op_buf(&op, FC_WRITEV, fd, buf, n);
 	return fd_ret(fd_transfer(&op, true));
 }
@@ -39,7 +39,7 @@ GOSHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 	if (!fd_parks())
 		return FD_REAL(readv, SYS3(SYS_readv, fd, iov, n), fd, iov, n);
 	if (fd_kind(fd) == FD_OTHER)
-		return FD_SYSCALL(real.readv(fd, iov, n));
+		return IN_SYSCALL(real.readv(fd, iov, n));
 	fd_op_iov(&op, FC_READV, fd, iov, n);
 	return fd_ret(fd_transfer(&op, false));
 }
@@ -52,7 +52,7 @@ GOSHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 		return FD_REAL(writev, SYS3(SYS_writev, fd, iov, n), fd, iov,
 			       n);
 	if (fd_kind(fd) == FD_OTHER)
-		return FD_SYSCALL(real.writev(fd, iov, n));
+		return IN_SYSCALL(real.writev(fd, iov, n));
 	fd_op_iov(&op, FC_WRITEV, fd, iov, n);
 	return fd_ret(fd_transfer(&op, true));
 }

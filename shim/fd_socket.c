@@ -175,7 +175,7 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 		 * with: accept (nobody else here accepts meanwhile). */
 		if (ready || fd_nonblocking(fd) ||
 		    (e = netpoll_wait(&r, 1, -1)) == EPERM) {
-			n = FD_SYSCALL(SYS4(SYS_accept4, fd, addr.__sockaddr__,
+			n = IN_SYSCALL(SYS4(SYS_accept4, fd, addr.__sockaddr__,
 					    len, flags));
 			break;
 		}
@@ -207,12 +207,12 @@ GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 	if ((fl = SYS3(SYS_fcntl, fd, F_GETFL, 0)) >= 0 && (fl & O_NONBLOCK))
 		return real.connect(fd, addr, len);
 	if (fl < 0 || !fd_ours(fd))
-		return FD_SYSCALL(real.connect(fd, addr, len));
+		return IN_SYSCALL(real.connect(fd, addr, len));
 	SYS3(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK);
 	n = SYS3(SYS_connect, fd, addr.__sockaddr__, len);
 	SYS3(SYS_fcntl, fd, F_SETFL, fl);
 	if (n == -EAGAIN)
-		return FD_SYSCALL(real.connect(fd, addr, len));
+		return IN_SYSCALL(real.connect(fd, addr, len));
 	if (n != -EINPROGRESS)
 		return (int)fd_ret(n);
 	do {
@@ -221,7 +221,7 @@ GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 		if (n == 0) {
 			int e = netpoll_wait(&r, 1, -1);
 			if (e == EPERM)
-				n = FD_SYSCALL(fd_ready(fd, POLLOUT, true));
+				n = IN_SYSCALL(fd_ready(fd, POLLOUT, true));
 			else if (e)
 				n = -e;
 		}

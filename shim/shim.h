@@ -9,6 +9,7 @@
 #ifndef GOSHIM_SHIM_H
 #define GOSHIM_SHIM_H
 
+#include <errno.h>
 #include "../core/real.h"
 #include "../core/runtime.h"
 
@@ -34,6 +35,24 @@ static inline struct g *shim_thread(pthread_t t)
 {
 	return shim_active() ? g_from_handle((uintptr_t)t) : NULL;
 }
+
+/*
+ * Make a call that may block in the kernel. On a goroutine it runs under
+ * entersyscall/exitsyscall, so sysmon can give the P to another M while it
+ * blocks; errno is the call's (exitsyscall may run runtime code).
+ */
+#define IN_SYSCALL(call)                           \
+	({                                         \
+		bool in_ = on_goroutine();         \
+		if (in_)                           \
+			entersyscall();            \
+		__typeof__(call) r_ = (call);      \
+		int e_ = errno;                    \
+		if (in_)                           \
+			exitsyscall();             \
+		errno = e_;                        \
+		r_;                                \
+	})
 
 /* Monotonic deadline (ns) from an absolute time on clock clk. */
 int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);

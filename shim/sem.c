@@ -1,0 +1,202 @@
+/*
+ * sem.c: unnamed POSIX semaphores whose waiters park.
+ *
+ * sem_t (32 bytes) keeps glibc's layout where it matters: glibc's 64-bit
+ * word holds the value in its low half (here the same 32 bits, so the
+ * value sits where glibc's sem_getvalue would read it) and its waiter
+ * count in the high half (zero here), then an int that says private or
+ * shared. The semaphores goshim's sem_init made private carry a magic word
+ * at offset 16, which glibc's sem_init leaves alone and sem_open writes as
+ * zero. Every other semaphore is glibc's: process-shared ones from sem_init
+ * and all named ones from sem_open, since they live in shared mappings and
+ * must work with other processes; their waits block the OS thread, with
+ * the P left for other goroutines meanwhile.
+ *
+ * The value is Go's runtime semaphore (sema_acquire / sema_release): a
+ * waiter takes a unit or sleeps on the value's address, and sem_post adds
+ * a unit and wakes the longest sleeper, handing the unit straight to it.
+ * Without the handoff a poster that loops back to sem_wait would take its
+ * own unit again before the woken goroutine runs (it runs only when its P
+ * is free), and a sleeper could starve, under GOMAXPROCS=1 for good. A
+ * sleeper whose deadline fires takes nothing, and sema_release then wakes
+ * the next one, or leaves the unit in the value.
+ *
+ * sem_post must fail with EOVERFLOW at SEM_VALUE_MAX, but sema_release
+ * adds without looking. Below 2^30 that is safe: only more than 2^30 posts
+ * landing between a poster's check and its add could carry the value past
+ * SEM_VALUE_MAX, and no process has that many threads. From 2^30 up the
+ * posters take a spin word so that check and add are one step; waits only
+ * lower the value, so they cannot break it.
+ *
+ * Errors as glibc 2.36, -1 with errno: sem_init EINVAL above SEM_VALUE_MAX;
+ * sem_post EOVERFLOW; sem_trywait EAGAIN; sem_timedwait EINVAL for a bad
+ * tv_nsec, sem_clockwait also for a clock other than CLOCK_REALTIME and
+ * CLOCK_MONOTONIC, both checked before trying; ETIMEDOUT only once the
+ * deadline has passed. A parked waiter is not interrupted by signals (no
+ * EINTR).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <semaphore.h>
+#include <time.h>
+#include "shim.h"
+
+#define SEM_MAGIC 0x67736d31u /* "gsm1" */
+#define SEM_CAREFUL (1u << 30)
+
+struct gsem {
+	_Atomic uint32_t value; /* glibc: low half of its 64-bit word */
+	uint32_t nwaiters;	/* glibc: the high half */
+	int private_;		/* glibc: FUTEX_PRIVATE (0) or shared */
+	int pad;		/* glibc: unset */
+	uint32_t magic;		/* goshim: zero in glibc's */
+	struct spinlock post;	/* posters at SEM_CAREFUL and above */
+};
+
+_Static_assert(sizeof(struct gsem) <= sizeof(sem_t),
+	       "semaphore state must fit in sem_t");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "value is the low half of glibc's 64-bit word");
+
+/* A semaphore goshim made, or NULL when glibc owns it. */
+static struct gsem *ours(sem_t *sem)
+{
+	struct gsem *s = (struct gsem *)sem;
+
+	if (s->magic == SEM_MAGIC)
+		return s;
+	real_init(); /* sem_open is glibc's: nothing of ours may have run */
+	return NULL;
+}
+
+static bool trydown(struct gsem *s)
+{
+	uint32_t v = atomic_load_explicit(&s->value, memory_order_relaxed);
+
+	while (v > 0)
+		if (atomic_compare_exchange_weak_explicit(
+			    &s->value, &v, v - 1, memory_order_acquire,
+			    memory_order_relaxed))
+			return true;
+	return false;
+}
+
+/* After a failed trydown: 0, or -1 with errno ETIMEDOUT. */
+static int down_slow(struct gsem *s, clockid_t clk,
+		     const struct timespec *abstime)
+{
+	int64_t deadline = abstime ? shim_deadline(clk, abstime) : -1;
+
+	if ((deadline >= 0 && nanotime() >= deadline) ||
+	    sema_acquire(&s->value, false, deadline, "semaphore")) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	return 0;
+}
+
+static bool bad_nsec(const struct timespec *abstime)
+{
+	if (abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000)
+		return false;
+	errno = EINVAL;
+	return true;
+}
+
+GOSHIM_EXPORT int sem_init(sem_t *sem, int pshared, unsigned value)
+{
+	struct gsem *s = (struct gsem *)sem;
+
+	if (!shim_active() || pshared) {
+		int ret = real.sem_init(sem, pshared, value);
+		if (ret == 0)
+			s->magic = 0;
+		return ret;
+	}
+	if (value > SEM_VALUE_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	*s = (struct gsem){ .value = value, .magic = SEM_MAGIC };
+	return 0;
+}
+
+GOSHIM_EXPORT int sem_destroy(sem_t *sem)
+{
+	return ours(sem) ? 0 : real.sem_destroy(sem);
+}
+
+GOSHIM_EXPORT int sem_post(sem_t *sem)
+{
+	struct gsem *s = ours(sem);
+	if (s == NULL)
+		return real.sem_post(sem);
+
+	if (atomic_load(&s->value) < SEM_CAREFUL) {
+		sema_release(&s->value, true);
+		return 0;
+	}
+	spin_lock(&s->post);
+	int ret = 0;
+	if (atomic_load(&s->value) == SEM_VALUE_MAX) {
+		errno = EOVERFLOW;
+		ret = -1;
+	} else {
+		sema_release(&s->value, false); /* no handoff: no yield */
+	}
+	spin_unlock(&s->post);
+	return ret;
+}
+
+GOSHIM_EXPORT int sem_wait(sem_t *sem)
+{
+	struct gsem *s = ours(sem);
+	if (s == NULL)
+		return IN_SYSCALL(real.sem_wait(sem));
+	return trydown(s) ? 0 : down_slow(s, CLOCK_REALTIME, NULL);
+}
+
+GOSHIM_EXPORT int sem_trywait(sem_t *sem)
+{
+	struct gsem *s = ours(sem);
+	if (s == NULL)
+		return real.sem_trywait(sem);
+	if (trydown(s))
+		return 0;
+	errno = EAGAIN;
+	return -1;
+}
+
+GOSHIM_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
+{
+	struct gsem *s = ours(sem);
+	if (s == NULL)
+		return IN_SYSCALL(real.sem_timedwait(sem, abstime));
+	if (bad_nsec(abstime))
+		return -1;
+	return trydown(s) ? 0 : down_slow(s, CLOCK_REALTIME, abstime);
+}
+
+GOSHIM_EXPORT int sem_clockwait(sem_t *sem, clockid_t clk,
+				const struct timespec *abstime)
+{
+	struct gsem *s = ours(sem);
+	if (s == NULL)
+		return IN_SYSCALL(real.sem_clockwait(sem, clk, abstime));
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (bad_nsec(abstime))
+		return -1;
+	return trydown(s) ? 0 : down_slow(s, clk, abstime);
+}
+
+GOSHIM_EXPORT int sem_getvalue(sem_t *sem, int *sval)
+{
+	struct gsem *s = ours(sem);
+	if (s == NULL)
+		return real.sem_getvalue(sem, sval);
+	*sval = (int)atomic_load_explicit(&s->value, memory_order_relaxed);
+	return 0;
+}
