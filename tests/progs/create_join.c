@@ -1,7 +1,10 @@
 // create_join: 200,000 pthread_create + pthread_join, 100 threads at a time,
 // joined in creation order; each thread returns a value derived from its
 // index (half by return, half by pthread_exit) and the sum is checked.
-// goshim-test: shim-max-threads=GOMAXPROCS+2
+// The goshim bound allows one M beyond GOMAXPROCS + sysmon: a wakeup that
+// finds an idle P while the only other M is between giving up its P and
+// parking starts a new M (Go does the same); it is then reused.
+// goshim-test: shim-max-threads=GOMAXPROCS+3
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
