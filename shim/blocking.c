@@ -63,23 +63,36 @@ BLOCKING(int, sigsuspend, (const sigset_t *set), (set))
 BLOCKING(int, pause, (void), ())
 BLOCKING(int, creat, (const char *path, mode_t mode), (path, mode))
 
-/* open may block (a FIFO waits for its other end, NFS, FUSE). */
-GOSHIM_EXPORT int open(const char *path, int flags, ...)
+/* open may block (a FIFO waits for its other end, NFS, FUSE). glibc's
+ * open is openat(AT_FDCWD, ...), so both take the same path here. */
+static int open_at(int dirfd, const char *path, int flags, mode_t mode)
 {
-	static int (*fn)(const char *, int, ...);
-	mode_t mode = 0;
+	static int (*fn)(int, const char *, int, ...);
 
 	if (fn == NULL)
-		fn = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
+		fn = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT,
+								  "openat");
 	if (!shim_active())
-		return fn(path, flags, mode);
-	return IN_SYSCALL(fn(path, flags, mode));
+		return fn(dirfd, path, flags, mode);
+	return IN_SYSCALL(fn(dirfd, path, flags, mode));
+}
+
+/* The mode argument exists only when the flags ask to create a file. */
+#define OPEN_MODE(flags, last)                             \
+	({                                                 \
+		mode_t m_ = 0;                             \
+		if ((flags) & (O_CREAT | O_TMPFILE)) {     \
+			va_list ap_;                       \
+			va_start(ap_, last);               \
+			m_ = va_arg(ap_, mode_t);          \
+			va_end(ap_);                       \
+		}                                          \
+		m_;                                        \
+	})
+
+GOSHIM_EXPORT int open(const char *path, int flags, ...)
+{
+	return open_at(AT_FDCWD, path, flags, OPEN_MODE(flags, flags));
 }
 
 GOSHIM_EXPORT int open64(const char *path, int flags, ...)
@@ -87,21 +100,7 @@ GOSHIM_EXPORT int open64(const char *path, int flags, ...)
 
 GOSHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
-	static int (*fn)(int, const char *, int, ...);
-	mode_t mode = 0;
-
-	if (fn == NULL)
-		fn = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT,
-								  "openat");
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	if (!shim_active())
-		return fn(dirfd, path, flags, mode);
-	return IN_SYSCALL(fn(dirfd, path, flags, mode));
+	return open_at(dirfd, path, flags, OPEN_MODE(flags, flags));
 }
 
 /* syscall() itself: a raw futex wait, a raw read, anything. */
