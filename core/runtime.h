@@ -230,18 +230,21 @@ int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
 		 const char *reason);
 /* Go's semrelease: increment, wake one; handoff gives it the count */
 void sema_release(_Atomic uint32_t *addr, bool handoff);
-/* Go's notifyList over two counters in the program's object: take a
- * ticket (before releasing the lock that protects the condition), wait
- * for it (0, or ETIMEDOUT), grant the oldest ticket (returns tickets
- * granted), grant all and wake up to nwake, wake up to n waiters already
- * granted but still asleep (to chain a broadcast). */
-uint32_t notify_add(_Atomic uint32_t *wait);
-int notify_wait(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
-		uint32_t ticket, int64_t deadline, const char *reason);
-int notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
-int notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify, int nwake);
-int notify_wake_granted(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
-			int n);
+/* Go's notifyList over two counters in the program's object (sema.c):
+ * notify_enqueue queues w with the next ticket (before releasing the lock
+ * that protects the condition); notify_wait sleeps until a notify claims
+ * it (0) or the deadline (ETIMEDOUT); notify_cancel takes it off without
+ * waiting (true: a notify had claimed it, and that wakeup is the caller's
+ * to pass on). notify_one wakes the oldest waiter still waiting (true if
+ * it woke one); notify_all grants every ticket and wakes nobody;
+ * notify_wake_granted wakes up to n waiters whose tickets are below notify
+ * (to chain a broadcast; wait is only a key there). */
+void notify_enqueue(struct waiter *w, _Atomic uint32_t *wait);
+int notify_wait(struct waiter *w, int64_t deadline, const char *reason);
+bool notify_cancel(struct waiter *w);
+bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
+void notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
+int notify_wake_granted(const void *wait, uint32_t notify, int n);
 
 void sched_init(int32_t procs);
 

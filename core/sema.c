@@ -13,8 +13,14 @@
  *    straight to it (sync.Mutex's starvation mode). lifo puts a waiter
  *    that already waited back at the head.
  *  - Go's notifyList: a waiter takes a ticket, a notify grants tickets in
- *    order, so each signal wakes exactly one waiter that was waiting and
- *    none is lost between taking a ticket and sleeping.
+ *    order, so each signal wakes exactly one waiter that was waiting. Unlike
+ *    Go's, the waiter is queued as it takes its ticket (under the bucket
+ *    lock, before it releases the caller's lock), not when it goes to
+ *    sleep, so every ticket not yet granted belongs either to a queued
+ *    waiter or to one that left (timed out, or never slept). A notify
+ *    skips the latter and claims the oldest queued one: a waiter that gives
+ *    up cannot take a signal with it. A waiter claimed before it has begun
+ *    to block (state W_PREPARED) finds the claim itself and does not sleep.
  *
  * A waker claims a waiter under the bucket lock (a waiter whose deadline
  * fired first cannot be claimed and does not count) and delivers the
@@ -85,14 +91,13 @@ static void unlink_waiter(struct bucket *b, struct waiter *w)
 	}
 }
 
-/* Unlink the first waiter on addr that fits (ticket < 0: any). */
-static struct waiter *dequeue(struct bucket *b, const void *addr,
-			      int64_t ticket)
+/* Unlink the first waiter on addr. */
+static struct waiter *dequeue(struct bucket *b, const void *addr)
 {
 	struct waiter **pp = &b->head, *prev = NULL;
 	for (; *pp; prev = *pp, pp = &(*pp)->next) {
 		struct waiter *w = *pp;
-		if (w->key == addr && (ticket < 0 || w->ticket == ticket)) {
+		if (w->key == addr) {
 			unlink_after(b, pp, prev);
 			return w;
 		}
@@ -133,6 +138,18 @@ int sema_wait(const _Atomic uint32_t *addr, uint32_t val, int64_t deadline,
 	return 0;
 }
 
+/* Claim a dequeued waiter (b locked): W_WOKEN if the wakeup must be
+ * delivered after unlocking, W_PREPARED if it had not begun to block (it
+ * finds the claim itself and may be gone once b is unlocked), W_TIMEDOUT
+ * if its deadline came first. */
+static uint32_t claim(struct waiter *w)
+{
+	uint32_t st = W_PREPARED;
+	if (atomic_compare_exchange_strong(&w->state, &st, W_WOKEN))
+		return W_PREPARED;
+	return waiter_claim(w) ? W_WOKEN : W_TIMEDOUT;
+}
+
 static void deliver_all(struct waiter *list)
 {
 	while (list) {
@@ -142,9 +159,9 @@ static void deliver_all(struct waiter *list)
 	}
 }
 
-/* Unlink and claim up to n waiters on key (b locked): the claimed ones are
- * chained on *list, to be delivered after unlocking. One that timed out
- * meanwhile does not count; a claimed one waits for its wakeup, so it
+/* Unlink and claim up to n waiters on key (b locked): those to deliver
+ * are chained on *list, to be delivered after unlocking. One that timed
+ * out meanwhile does not count; a claimed one waits for its wakeup, so it
  * stays valid until delivered. */
 static int claim_waiters(struct bucket *b, const void *key, int n,
 			 struct waiter **list)
@@ -154,12 +171,15 @@ static int claim_waiters(struct bucket *b, const void *key, int n,
 
 	*list = NULL;
 	while (woken < n) {
-		struct waiter *w = dequeue(b, key, -1);
+		struct waiter *w = dequeue(b, key);
 		if (w == NULL)
 			break;
-		if (waiter_claim(w)) {
+		switch (claim(w)) {
+		case W_WOKEN:
 			*tail = w;
 			tail = &w->next;
+			/* fall through */
+		case W_PREPARED:
 			woken++;
 		}
 	}
@@ -235,7 +255,7 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 		return;
 	spin_lock(&b->lock);
 	for (;;) {
-		w = dequeue(b, addr, -1);
+		w = dequeue(b, addr);
 		if (w == NULL)
 			break;
 		atomic_fetch_sub(&b->nwait, 1);
@@ -266,96 +286,120 @@ static bool granted(uint32_t ticket, uint32_t notify)
 	return (int32_t)(ticket - notify) < 0;
 }
 
-uint32_t notify_add(_Atomic uint32_t *wait)
-{
-	return atomic_fetch_add(wait, 1);
-}
-
-int notify_wait(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
-		uint32_t ticket, int64_t deadline, const char *reason)
+void notify_enqueue(struct waiter *w, _Atomic uint32_t *wait)
 {
 	struct bucket *b = bucket_of(wait);
-	struct waiter w;
 
+	waiter_init(w);
+	atomic_store(&w->state, W_PREPARED);
+	w->key = wait;
 	spin_lock(&b->lock);
-	if (granted(ticket, atomic_load(notify))) {
-		spin_unlock(&b->lock);
-		return 0;
-	}
-	waiter_init(&w);
-	w.key = wait;
-	w.ticket = ticket;
-	enqueue(b, &w, false);
-	if (waiter_block(&w, bucket_unlock, b, reason, deadline) ==
-	    W_TIMEDOUT) {
-		leave(b, &w);
-		return ETIMEDOUT;
-	}
-	return 0;
+	w->ticket = atomic_fetch_add(wait, 1);
+	enqueue(b, w, false);
+	spin_unlock(&b->lock);
 }
 
-int notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
+static void nothing_to_unlock(void *unused)
+{
+	(void)unused;
+}
+
+int notify_wait(struct waiter *w, int64_t deadline, const char *reason)
+{
+	uint32_t st = W_PREPARED;
+
+	/* A notify that claimed it first has dequeued it already. */
+	if (!atomic_compare_exchange_strong(&w->state, &st, W_WAITING))
+		return 0;
+	if (waiter_block(w, nothing_to_unlock, NULL, reason, deadline) ==
+	    W_WOKEN)
+		return 0;
+	leave(bucket_of(w->key), w);
+	return ETIMEDOUT;
+}
+
+bool notify_cancel(struct waiter *w)
+{
+	struct bucket *b = bucket_of(w->key);
+	uint32_t st = W_PREPARED;
+
+	spin_lock(&b->lock);
+	bool claimed =
+		!atomic_compare_exchange_strong(&w->state, &st, W_TIMEDOUT);
+	if (w->queued)
+		unlink_waiter(b, w);
+	spin_unlock(&b->lock);
+	return claimed;
+}
+
+bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 {
 	struct bucket *b = bucket_of(wait);
 	struct waiter *w = NULL;
-	int granted_n = 0;
+	uint32_t st = W_TIMEDOUT;
 
 	if (atomic_load(wait) == atomic_load(notify))
-		return 0; /* nobody waits: the common case, no lock */
+		return false; /* nobody waits: the common case, no lock */
 	spin_lock(&b->lock);
-	while (atomic_load(wait) != atomic_load(notify)) {
-		uint32_t t = atomic_fetch_add(notify, 1);
-		granted_n++;
-		w = dequeue(b, wait, t);
-		/* Not asleep yet: it sees the grant and does not sleep. */
-		if (w == NULL)
+	uint32_t nt = atomic_load(notify);
+	struct waiter **pp = &b->head, *prev = NULL;
+	while (*pp) {
+		w = *pp;
+		if (w->key != wait || granted(w->ticket, nt)) {
+			prev = w;
+			pp = &w->next;
+			continue;
+		}
+		/* The oldest ticket still queued: the tickets before it
+		 * belong to waiters that left; grant them with it. */
+		unlink_after(b, pp, prev);
+		nt = w->ticket + 1;
+		st = claim(w);
+		if (st != W_TIMEDOUT)
 			break;
-		if (waiter_claim(w))
-			break;
-		w = NULL; /* it timed out: the signal goes to the next */
+		/* Its deadline fired first: the signal goes to the next. */
 	}
+	/* Nobody left in the queue: every outstanding ticket was given up. */
+	if (st == W_TIMEDOUT)
+		nt = atomic_load(wait);
+	atomic_store(notify, nt);
 	spin_unlock(&b->lock);
-	if (w)
+	if (st == W_WOKEN)
 		waiter_deliver(w);
-	return granted_n;
+	return st != W_TIMEDOUT;
 }
 
-int notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify, int nwake)
+void notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 {
 	struct bucket *b = bucket_of(wait);
-	struct waiter *claimed;
 
-	if (atomic_load(wait) == atomic_load(notify))
-		return 0;
 	spin_lock(&b->lock);
 	atomic_store(notify, atomic_load(wait));
-	int woken = claim_waiters(b, wait, nwake, &claimed);
 	spin_unlock(&b->lock);
-	deliver_all(claimed);
-	return woken;
 }
 
-int notify_wake_granted(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
-			int n)
+int notify_wake_granted(const void *wait, uint32_t notify, int n)
 {
 	struct bucket *b = bucket_of(wait);
 	struct waiter *claimed = NULL, **tail = &claimed;
 	int woken = 0;
 
 	spin_lock(&b->lock);
-	uint32_t nt = atomic_load(notify);
 	struct waiter **pp = &b->head, *prev = NULL;
 	while (*pp && woken < n) {
 		struct waiter *w = *pp;
-		if (w->key != wait || !granted(w->ticket, nt)) {
+		if (w->key != wait || !granted(w->ticket, notify)) {
 			prev = w;
 			pp = &w->next;
 			continue;
 		}
 		unlink_after(b, pp, prev);
-		if (waiter_claim(w)) {
+		switch (claim(w)) {
+		case W_WOKEN:
 			*tail = w;
 			tail = &w->next;
+			/* fall through */
+		case W_PREPARED:
 			woken++;
 		}
 	}

@@ -33,7 +33,9 @@ void timers_release_sleeper(void);
 /* proc.c: wake an idle M without giving it a P. */
 void m_kick(struct m *mp);
 
-enum { W_WAITING, W_WOKEN, W_TIMEDOUT };
+/* W_PREPARED: queued but not yet blocking (sema.c's notify waiters); a
+ * waker that claims it then must not deliver. */
+enum { W_WAITING, W_WOKEN, W_TIMEDOUT, W_PREPARED };
 
 struct waiter {
 	struct g *g; /* NULL: a thread the runtime did not create */

@@ -11,10 +11,14 @@
  *                 still have to pass a broadcast's wakeup on
  *   @36  flags    glibc's __wrefs bits: 1 process-shared, 2 CLOCK_MONOTONIC
  *
- * A waiter takes its ticket before it releases the mutex, so a signal that
- * the mutex orders after the wait grants that ticket even if the waiter has
- * not gone to sleep yet: no wakeup is lost.
- *
+ * A waiter is queued with its ticket before it releases the mutex, so a
+ * signal that the mutex orders after the wait finds it even if it has not
+ * gone to sleep yet: no wakeup is lost. A waiter that leaves without being
+ * woken (timeout) leaves only an unused ticket, which the next signal
+ * skips: a signal always wakes a waiter that is still waiting, if any.
+ * A waiter whose deadline passes returns ETIMEDOUT only if no signal
+ * claimed it first; one that was claimed returns 0.
+
  * Broadcast grants every ticket but wakes one waiter; each woken waiter,
  * once it holds the mutex again, wakes the next granted one, so they file
  * through the mutex instead of stampeding onto it. A waiter passes the
@@ -22,21 +26,14 @@
  * broadcaster raises before it wakes anyone: every waiter reached that way
  * sees it.
  *
- * A ticket must never be left ungranted: the next signal would be spent on
- * it. A waiter that leaves without its ticket granted (timeout, or an
- * error releasing the mutex) grants tickets in order up to its own; older
- * waiters may wake early, which POSIX allows (spurious wakeups). A waiter
- * whose ticket was granted while its deadline passed returns 0: the signal
- * is reported, never swallowed.
- *
  * After a waiter has taken the mutex back it may no longer touch the cond:
  * the program may destroy and free it (POSIX's own example broadcasts,
  * unlocks, destroys and frees). So the waiter reads what it needs before it
  * leaves (refs), and passes the wakeup on by address only: sema.c's queues
  * use the address as a key and the notify snapshot is the waiter's own.
  * A stale pass-on can only wake a waiter of a new cond at the same address
- * early, which that waiter then treats like a timeout (it grants its own
- * ticket). destroy() waits, as glibc 2.36 does, until no waiter is inside
+ * early (a spurious wakeup, which POSIX allows; its ticket is then left
+ * unused, as a timed-out one's). destroy() waits, as glibc 2.36 does, until no waiter is inside
  * wait(): it wakes the granted ones itself, since the pass-on chain may be
  * stuck on a mutex the destroyer holds. It never says EBUSY; a waiter that
  * was never signalled keeps it waiting (undefined behaviour in POSIX).
@@ -51,6 +48,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "../core/mutex.h"
+#include "../core/timer.h"
 #include "shim.h"
 
 #define COND_SHARED 1u
@@ -118,7 +116,7 @@ GOSHIM_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 	if (gc == NULL)
 		return real.pthread_cond_destroy(c);
 	refs = atomic_fetch_or(&gc->refs, 1);
-	notify_wake_granted(&gc->wait, &gc->notify, INT_MAX);
+	notify_wake_granted(&gc->wait, atomic_load(&gc->notify), INT_MAX);
 	while (refs >> 1) {
 		sema_wait(&gc->refs, refs, -1, "cond destroy");
 		refs = atomic_load(&gc->refs);
@@ -145,46 +143,48 @@ GOSHIM_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 		return real.pthread_cond_broadcast(c);
 	if (atomic_load(&gc->wait) == atomic_load(&gc->notify))
 		return 0; /* nobody waits */
-	notify_all(&gc->wait, &gc->notify, 0);
+	notify_all(&gc->wait, &gc->notify);
 	uint32_t horizon = atomic_load(&gc->notify);
 	h = atomic_load(&gc->bcast);
 	while (before(h, horizon) &&
 	       !atomic_compare_exchange_weak(&gc->bcast, &h, horizon))
 		;
-	notify_wake_granted(&gc->wait, &gc->notify, 1);
+	notify_wake_granted(&gc->wait, horizon, 1);
 	return 0;
 }
 
 static int cond_wait(struct gcond *gc, pthread_mutex_t *m, clockid_t clk,
 		     const struct timespec *abstime)
 {
-	atomic_fetch_add(&gc->refs, 2);
-	uint32_t t = notify_add(&gc->wait);
-	int err = mutex_cond_unlock(m);
-	int ret = err;
+	struct waiter w;
+	bool woken;
+	int ret;
 
-	if (!err)
-		ret = notify_wait(&gc->wait, &gc->notify, t,
+	atomic_fetch_add(&gc->refs, 2);
+	notify_enqueue(&w, &gc->wait);
+	int err = mutex_cond_unlock(m);
+	if (!err) {
+		ret = notify_wait(&w,
 				  abstime ? shim_deadline(clk, abstime) : -1,
 				  "cond");
-	if (before(t, atomic_load(&gc->notify))) {
-		if (ret == ETIMEDOUT)
-			ret = 0;
+		woken = ret == 0;
 	} else {
-		while (!before(t, atomic_load(&gc->notify)))
+		/* It never waited: a signal that reached it goes on to
+		 * another waiter (a broadcast's wakeup is passed on below). */
+		woken = notify_cancel(&w);
+		if (woken && !before(w.ticket, atomic_load(&gc->bcast)))
 			notify_one(&gc->wait, &gc->notify);
 	}
-	_Atomic uint32_t notify = atomic_load(&gc->notify);
-	bool pass_on = before(t, atomic_load(&gc->bcast));
+	uint32_t notify = atomic_load(&gc->notify);
+	bool pass_on = woken && before(w.ticket, atomic_load(&gc->bcast));
 	uint32_t refs = atomic_fetch_sub(&gc->refs, 2);
 	if (refs >> 1 == 1 && (refs & 1))
 		sema_wake(&gc->refs, INT_MAX);
 	/* gc may be gone from here on: its addresses are only keys. */
-	if (err)
-		return err;
-	err = mutex_cond_lock(m);
+	if (!err)
+		err = mutex_cond_lock(m);
 	if (pass_on)
-		notify_wake_granted(&gc->wait, &notify, 1);
+		notify_wake_granted(&gc->wait, notify, 1);
 	return err ? err : ret;
 }
 
