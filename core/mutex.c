@@ -596,6 +596,27 @@ int mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old)
 	return 0;
 }
 
+int mutex_real_lock(pthread_mutex_t *m, bool clocked, clockid_t clk,
+		    const struct timespec *abstime)
+{
+	int err = real.pthread_mutex_trylock(m);
+	bool in_syscall = on_goroutine();
+
+	if (err != EBUSY)
+		return err;
+	if (in_syscall)
+		entersyscall();
+	if (abstime == NULL)
+		err = real.pthread_mutex_lock(m);
+	else if (clocked)
+		err = real.pthread_mutex_clocklock(m, clk, abstime);
+	else
+		err = real.pthread_mutex_timedlock(m, abstime);
+	if (in_syscall)
+		exitsyscall();
+	return err;
+}
+
 int mutex_cond_unlock(pthread_mutex_t *m)
 {
 	if (!mutex_is_ours(m))
@@ -609,7 +630,7 @@ int mutex_cond_lock(pthread_mutex_t *m)
 	int err;
 
 	if (!mutex_is_ours(m))
-		return real.pthread_mutex_lock(m);
+		return mutex_real_lock(m, false, 0, NULL);
 	err = lock_enter(pm, false, false);
 	if (err != EBUSY)
 		return err;

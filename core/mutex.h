@@ -54,6 +54,15 @@ int mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old);
 int mutex_cond_unlock(pthread_mutex_t *m);
 int mutex_cond_lock(pthread_mutex_t *m);
 
+/*
+ * A process-shared mutex (or any, with the runtime off) is glibc's. Its
+ * lock tries first; the wait, which may sleep in the kernel, runs under
+ * entersyscall so the P runs other goroutines meanwhile. abstime NULL: no
+ * deadline; clocked: pthread_mutex_clocklock on clk, else timedlock.
+ */
+int mutex_real_lock(pthread_mutex_t *m, bool clocked, clockid_t clk,
+		    const struct timespec *abstime);
+
 /* At goroutine exit: robust mutexes gp still holds pass to their next
  * locker with EOWNERDEAD. */
 void mutex_goexit(struct g *gp);

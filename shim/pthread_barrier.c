@@ -5,7 +5,8 @@
  * word guarding the counts, the round number waiters sleep on (sema.c), and
  * how many threads are still inside wait(), which destroy() waits out as
  * glibc does. Process-shared barriers are glibc's (they must work across
- * processes; their waits block the OS thread).
+ * processes): their waits, and destroy, which waits out the last round,
+ * block the OS thread under entersyscall, so not the P.
  */
 #include <errno.h>
 #include <limits.h>
@@ -56,7 +57,7 @@ GOSHIM_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	struct gbarrier *gb = ours(b);
 
 	if (gb == NULL)
-		return real.pthread_barrier_wait(b);
+		return IN_SYSCALL(real.pthread_barrier_wait(b));
 	atomic_fetch_add(&gb->inside, 1);
 	spin_lock(&gb->lock);
 	uint32_t round = atomic_load(&gb->round);
@@ -83,7 +84,7 @@ GOSHIM_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 	uint32_t in;
 
 	if (gb == NULL)
-		return real.pthread_barrier_destroy(b);
+		return IN_SYSCALL(real.pthread_barrier_destroy(b));
 	spin_lock(&gb->lock);
 	bool busy = gb->arrived != 0;
 	spin_unlock(&gb->lock);

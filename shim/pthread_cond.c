@@ -39,7 +39,8 @@
  * was never signalled keeps it waiting (undefined behaviour in POSIX).
  *
  * Process-shared conds are glibc's (they must work across processes; their
- * waits block the OS thread), and need a process-shared mutex. Thread
+ * waits, and destroy, which waits for them, block the OS thread under
+ * entersyscall, so not the P), and need a process-shared mutex. Thread
  * cancellation of a waiter is not supported.
  */
 #include <errno.h>
@@ -114,7 +115,7 @@ GOSHIM_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 	uint32_t refs;
 
 	if (gc == NULL)
-		return real.pthread_cond_destroy(c);
+		return IN_SYSCALL(real.pthread_cond_destroy(c));
 	refs = atomic_fetch_or(&gc->refs, 1);
 	notify_wake_granted(&gc->wait, atomic_load(&gc->notify), INT_MAX);
 	while (refs >> 1) {
@@ -193,7 +194,7 @@ GOSHIM_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	struct gcond *gc = ours(c);
 
 	if (gc == NULL)
-		return real.pthread_cond_wait(c, m);
+		return IN_SYSCALL(real.pthread_cond_wait(c, m));
 	return cond_wait(gc, m, CLOCK_REALTIME, NULL);
 }
 
@@ -209,7 +210,7 @@ GOSHIM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c,
 	struct gcond *gc = ours(c);
 
 	if (gc == NULL)
-		return real.pthread_cond_timedwait(c, m, abstime);
+		return IN_SYSCALL(real.pthread_cond_timedwait(c, m, abstime));
 	if (!valid_nsec(abstime))
 		return EINVAL;
 	return cond_wait(gc, m,
@@ -226,7 +227,8 @@ GOSHIM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c,
 	struct gcond *gc = ours(c);
 
 	if (gc == NULL)
-		return real.pthread_cond_clockwait(c, m, clk, abstime);
+		return IN_SYSCALL(
+			real.pthread_cond_clockwait(c, m, clk, abstime));
 	if (!valid_nsec(abstime) ||
 	    (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC))
 		return EINVAL;

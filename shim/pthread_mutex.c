@@ -3,8 +3,9 @@
  *
  * Every mutex call lands here; a process-shared mutex, or any mutex while
  * the runtime is off, is glibc's. Process-shared mutexes must work across
- * processes, so their waits block the OS thread; a robust one is not
- * recovered when its owner process dies while a goroutine holds it (the
+ * processes, so their waits block the OS thread, but not the P: after a
+ * failed try the wait runs under entersyscall (mutex_real_lock). A robust
+ * one is not recovered when its owner process dies while a goroutine holds it (the
  * kernel follows only the M's robust list), and a priority-inheritance one
  * needs a real tid, which a goroutine does not have.
  *
@@ -57,7 +58,7 @@ GOSHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	int err;
 
 	if (!ours(m))
-		return real.pthread_mutex_lock(m);
+		return mutex_real_lock(m, false, 0, NULL);
 	err = mutex_lock(m, false);
 	return err == EBUSY ? mutex_lock_wait(m, -1) : err;
 }
@@ -89,17 +90,18 @@ GOSHIM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
 					  const struct timespec *abstime)
 {
 	if (!ours(m))
-		return real.pthread_mutex_timedlock(m, abstime);
+		return mutex_real_lock(m, false, 0, abstime);
 	return clocklock(m, CLOCK_REALTIME, abstime);
 }
 
 GOSHIM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 					  const struct timespec *abstime)
 {
-	if (!ours(m))
-		return real.pthread_mutex_clocklock(m, clk, abstime);
+	/* glibc checks the clock before anything else. */
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
 		return EINVAL;
+	if (!ours(m))
+		return mutex_real_lock(m, true, clk, abstime);
 	return clocklock(m, clk, abstime);
 }
 
@@ -129,6 +131,7 @@ GOSHIM_EXPORT int pthread_mutex_setprioceiling(pthread_mutex_t *m,
 					       int ceiling, int *old)
 {
 	if (!ours(m))
-		return real.pthread_mutex_setprioceiling(m, ceiling, old);
+		return IN_SYSCALL(
+			real.pthread_mutex_setprioceiling(m, ceiling, old));
 	return mutex_setprioceiling(m, ceiling, old);
 }

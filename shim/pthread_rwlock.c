@@ -6,7 +6,8 @@
  * glibc's offsets and meaning: __cur_writer (the TCB tid of the thread that
  * holds it for writing: EDEADLK, and unlock tells a write unlock from a read
  * unlock by it, as glibc does), __shared (nonzero: process-shared, glibc's
- * lock, whose waits block the OS thread but not the P; glibc's owner is
+ * lock, whose waits block the OS thread but not the P: a try, then the
+ * wait under entersyscall; glibc's owner is
  * the goroutine's own TCB tid, so nothing ties it to the M) and __flags
  * (the kind, which PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP sets).
  *
@@ -314,6 +315,39 @@ static bool bad_deadline(clockid_t clk, const struct timespec *abstime)
 		abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000);
 }
 
+/* glibc's lock (process-shared): a try first, then the wait, which may
+ * sleep in the kernel, under entersyscall. abstime NULL: no deadline;
+ * clocked: the clock form on clk, else the timed one. */
+static int real_rdlock(pthread_rwlock_t *l, bool clocked, clockid_t clk,
+		       const struct timespec *abstime)
+{
+	int err = real.pthread_rwlock_tryrdlock(l);
+
+	if (err != EBUSY)
+		return err;
+	if (abstime == NULL)
+		return IN_SYSCALL(real.pthread_rwlock_rdlock(l));
+	if (clocked)
+		return IN_SYSCALL(
+			real.pthread_rwlock_clockrdlock(l, clk, abstime));
+	return IN_SYSCALL(real.pthread_rwlock_timedrdlock(l, abstime));
+}
+
+static int real_wrlock(pthread_rwlock_t *l, bool clocked, clockid_t clk,
+		       const struct timespec *abstime)
+{
+	int err = real.pthread_rwlock_trywrlock(l);
+
+	if (err != EBUSY)
+		return err;
+	if (abstime == NULL)
+		return IN_SYSCALL(real.pthread_rwlock_wrlock(l));
+	if (clocked)
+		return IN_SYSCALL(
+			real.pthread_rwlock_clockwrlock(l, clk, abstime));
+	return IN_SYSCALL(real.pthread_rwlock_timedwrlock(l, abstime));
+}
+
 GOSHIM_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l,
 				      const pthread_rwlockattr_t *attr)
 {
@@ -340,7 +374,7 @@ GOSHIM_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
 	struct grwlock *rw = ours(l);
 	if (rw == NULL)
-		return IN_SYSCALL(real.pthread_rwlock_rdlock(l));
+		return real_rdlock(l, false, 0, NULL);
 	return rdlock(rw, CLOCK_REALTIME, NULL);
 }
 
@@ -356,10 +390,10 @@ GOSHIM_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l,
 					     const struct timespec *abstime)
 {
 	struct grwlock *rw = ours(l);
-	if (rw == NULL)
-		return IN_SYSCALL(real.pthread_rwlock_timedrdlock(l, abstime));
 	if (bad_deadline(CLOCK_REALTIME, abstime))
 		return EINVAL;
+	if (rw == NULL)
+		return real_rdlock(l, false, 0, abstime);
 	return rdlock(rw, CLOCK_REALTIME, abstime);
 }
 
@@ -368,11 +402,10 @@ GOSHIM_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l,
 					     const struct timespec *abstime)
 {
 	struct grwlock *rw = ours(l);
-	if (rw == NULL)
-		return IN_SYSCALL(
-			real.pthread_rwlock_clockrdlock(l, clk, abstime));
 	if (bad_deadline(clk, abstime))
 		return EINVAL;
+	if (rw == NULL)
+		return real_rdlock(l, true, clk, abstime);
 	return rdlock(rw, clk, abstime);
 }
 
@@ -380,7 +413,7 @@ GOSHIM_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
 	struct grwlock *rw = ours(l);
 	if (rw == NULL)
-		return IN_SYSCALL(real.pthread_rwlock_wrlock(l));
+		return real_wrlock(l, false, 0, NULL);
 	return wrlock(rw, CLOCK_REALTIME, NULL);
 }
 
@@ -399,10 +432,10 @@ GOSHIM_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l,
 					     const struct timespec *abstime)
 {
 	struct grwlock *rw = ours(l);
-	if (rw == NULL)
-		return IN_SYSCALL(real.pthread_rwlock_timedwrlock(l, abstime));
 	if (bad_deadline(CLOCK_REALTIME, abstime))
 		return EINVAL;
+	if (rw == NULL)
+		return real_wrlock(l, false, 0, abstime);
 	return wrlock(rw, CLOCK_REALTIME, abstime);
 }
 
@@ -411,11 +444,10 @@ GOSHIM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l,
 					     const struct timespec *abstime)
 {
 	struct grwlock *rw = ours(l);
-	if (rw == NULL)
-		return IN_SYSCALL(
-			real.pthread_rwlock_clockwrlock(l, clk, abstime));
 	if (bad_deadline(clk, abstime))
 		return EINVAL;
+	if (rw == NULL)
+		return real_wrlock(l, true, clk, abstime);
 	return wrlock(rw, clk, abstime);
 }
 

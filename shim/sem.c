@@ -10,7 +10,8 @@
  * zero. Every other semaphore is glibc's: process-shared ones from sem_init
  * and all named ones from sem_open, since they live in shared mappings and
  * must work with other processes; their waits block the OS thread, with
- * the P left for other goroutines meanwhile.
+ * the P left for other goroutines meanwhile (a try, then the wait under
+ * entersyscall).
  *
  * The value is Go's runtime semaphore (sema_acquire / sema_release): a
  * waiter takes a unit or sleeps on the value's address, and sem_post adds
@@ -103,6 +104,26 @@ static bool bad_nsec(const struct timespec *abstime)
 	return true;
 }
 
+/* glibc's semaphore (process-shared or named): a try first, then the wait,
+ * which may sleep in the kernel, under entersyscall. abstime NULL: no
+ * deadline; clocked: sem_clockwait on clk, else sem_timedwait. */
+static int real_down(sem_t *sem, bool clocked, clockid_t clk,
+		     const struct timespec *abstime)
+{
+	int saved = errno;
+
+	if (real.sem_trywait(sem) == 0)
+		return 0;
+	if (errno != EAGAIN)
+		return -1;
+	errno = saved;
+	if (abstime == NULL)
+		return IN_SYSCALL(real.sem_wait(sem));
+	if (clocked)
+		return IN_SYSCALL(real.sem_clockwait(sem, clk, abstime));
+	return IN_SYSCALL(real.sem_timedwait(sem, abstime));
+}
+
 GOSHIM_EXPORT int sem_init(sem_t *sem, int pshared, unsigned value)
 {
 	struct gsem *s = (struct gsem *)sem;
@@ -152,7 +173,7 @@ GOSHIM_EXPORT int sem_wait(sem_t *sem)
 {
 	struct gsem *s = ours(sem);
 	if (s == NULL)
-		return IN_SYSCALL(real.sem_wait(sem));
+		return real_down(sem, false, 0, NULL);
 	return trydown(s) ? 0 : down_slow(s, CLOCK_REALTIME, NULL);
 }
 
@@ -170,10 +191,11 @@ GOSHIM_EXPORT int sem_trywait(sem_t *sem)
 GOSHIM_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
 	struct gsem *s = ours(sem);
-	if (s == NULL)
-		return IN_SYSCALL(real.sem_timedwait(sem, abstime));
+	/* glibc looks at the timeout before the value. */
 	if (bad_nsec(abstime))
 		return -1;
+	if (s == NULL)
+		return real_down(sem, false, 0, abstime);
 	return trydown(s) ? 0 : down_slow(s, CLOCK_REALTIME, abstime);
 }
 
@@ -181,14 +203,15 @@ GOSHIM_EXPORT int sem_clockwait(sem_t *sem, clockid_t clk,
 				const struct timespec *abstime)
 {
 	struct gsem *s = ours(sem);
-	if (s == NULL)
-		return IN_SYSCALL(real.sem_clockwait(sem, clk, abstime));
+	/* glibc looks at the clock and the timeout before the value. */
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) {
 		errno = EINVAL;
 		return -1;
 	}
 	if (bad_nsec(abstime))
 		return -1;
+	if (s == NULL)
+		return real_down(sem, true, clk, abstime);
 	return trydown(s) ? 0 : down_slow(s, clk, abstime);
 }
 
