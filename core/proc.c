@@ -388,10 +388,13 @@ top:
 			runtime_throw("findrunnable: negative nmspinning");
 		/* Work may have been readied between our last look and the
 		 * decrement, by someone who saw us spinning and so did not
-		 * wake anyone: look once more. */
-		for (int32_t i = 0; i < gomaxprocs; i++) {
-			if (runqempty(allp[i]))
-				continue;
+		 * wake anyone: look once more, at the global queue too (a
+		 * thread without a P, sysmon or a foreign one, readies
+		 * there). */
+		bool work = atomic_load(&sched.runqsize) > 0;
+		for (int32_t i = 0; !work && i < gomaxprocs; i++)
+			work = !runqempty(allp[i]);
+		if (work) {
 			rlock_lock(&sched.lock);
 			pp = pidleget();
 			rlock_unlock(&sched.lock);
@@ -401,7 +404,6 @@ top:
 				atomic_fetch_add(&sched.nmspinning, 1);
 				goto top;
 			}
-			break;
 		}
 	}
 	/* Sleep until work comes, or the next timer is due: one idle M at a
