@@ -70,7 +70,8 @@ void checkdead(void)
 {
 	if (sched.nmidle != sched.mcount)
 		return; /* some M still runs, or is being started */
-	if (timers_next() >= 0 || atomic_load(&sched.runqsize) > 0)
+	if (timers_next() >= 0 || atomic_load(&sched.runqsize) > 0 ||
+	    !sema_async_idle())
 		return;
 	for (int32_t i = 0; i < gomaxprocs; i++)
 		if (!runqempty(allp[i]))

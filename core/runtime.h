@@ -230,6 +230,14 @@ int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
 		 const char *reason);
 /* Go's semrelease: increment, wake one; handoff gives it the count */
 void sema_release(_Atomic uint32_t *addr, bool handoff);
+/* sema_release for signal handlers (async-signal-safe): the caller has
+ * added its unit; a waiter, if any, gets it from sema_run_async, which
+ * sysmon runs (woken for it) and anyone outside the runtime may run. */
+void sema_release_async(_Atomic uint32_t *addr);
+void sema_run_async(void);
+/* No handoff pending or on its way (checkdead: sysmon may be readying a
+ * goroutine). */
+bool sema_async_idle(void);
 /* Go's notifyList over two counters in the program's object (sema.c):
  * notify_enqueue queues w with the next ticket (before releasing the lock
  * that protects the condition); notify_wait sleeps until a notify claims

@@ -227,6 +227,7 @@ int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
 		}
 		waiter_init(&w);
 		w.key = addr;
+		w.acquiring = true;
 		w.handoff = false;
 		enqueue(b, &w, lifo);
 		if (waiter_block(&w, bucket_unlock, b, reason, deadline) ==
@@ -277,6 +278,93 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 		if (w->g && handoff && on_goroutine())
 			goyield();
 	}
+}
+
+/* ---- releases from signal handlers ------------------------------------- */
+
+/* Buckets that sema_release_async marked, one bit each. */
+static _Atomic uint64_t deferred[(SEMTAB_SIZE + 63) / 64];
+static _Atomic bool deferred_any;
+static _Atomic int32_t runners; /* in sema_run_async, maybe readying */
+
+/*
+ * The caller has added its unit already. Waking a waiter takes the bucket
+ * lock and the scheduler's, which the code a signal handler interrupted
+ * may hold, so this side only marks the bucket and wakes sysmon (a futex
+ * call), all async-signal-safe; sysmon, which holds nothing, or the next
+ * sema_run_async caller does the rest. A waiter is not missed: it counts
+ * itself (nwait) before it looks at the value, the poster adds before it
+ * looks at the count.
+ */
+void sema_release_async(_Atomic uint32_t *addr)
+{
+	struct bucket *b = bucket_of(addr);
+	size_t i = (size_t)(b - semtab);
+
+	if (atomic_load(&b->nwait) == 0)
+		return;
+	atomic_fetch_or(&deferred[i / 64], (uint64_t)1 << (i % 64));
+	atomic_store(&deferred_any, true);
+	sysmon_wake();
+}
+
+/* Hand units of the semaphores in b to their waiters, oldest first, while
+ * there are units: as sema_release with handoff does, so a poster that
+ * loops back to wait cannot take its own unit again first. A queued
+ * sema_acquire waiter keeps its semaphore alive, so its value may be
+ * touched. */
+static void run_bucket(struct bucket *b)
+{
+	struct waiter *claimed = NULL, **tail = &claimed;
+
+	spin_lock(&b->lock);
+	struct waiter **pp = &b->head, *prev = NULL;
+	while (*pp) {
+		struct waiter *w = *pp;
+		if (!w->acquiring || !cansemacquire((_Atomic uint32_t *)w->key)) {
+			prev = w;
+			pp = &w->next;
+			continue;
+		}
+		unlink_after(b, pp, prev);
+		atomic_fetch_sub(&b->nwait, 1);
+		w->handoff = true;
+		if (waiter_claim(w)) {
+			*tail = w;
+			tail = &w->next;
+		} else {
+			/* It timed out: the unit goes to the next. */
+			atomic_fetch_add((_Atomic uint32_t *)w->key, 1);
+		}
+	}
+	spin_unlock(&b->lock);
+	deliver_all(claimed);
+}
+
+void sema_run_async(void)
+{
+	if (!atomic_load_explicit(&deferred_any, memory_order_relaxed))
+		return;
+	/* Counted before the flag goes: sema_async_idle never sees neither. */
+	atomic_fetch_add(&runners, 1);
+	if (!atomic_exchange(&deferred_any, false)) {
+		atomic_fetch_sub(&runners, 1);
+		return;
+	}
+	for (size_t i = 0; i < sizeof deferred / sizeof deferred[0]; i++) {
+		uint64_t bits = atomic_exchange(&deferred[i], 0);
+		while (bits) {
+			int bit = __builtin_ctzll(bits);
+			bits &= bits - 1;
+			run_bucket(&semtab[i * 64 + (size_t)bit]);
+		}
+	}
+	atomic_fetch_sub(&runners, 1);
+}
+
+bool sema_async_idle(void)
+{
+	return !atomic_load(&deferred_any) && atomic_load(&runners) == 0;
 }
 
 /* ---- Go's notifyList ---------------------------------------------------- */

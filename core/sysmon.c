@@ -7,7 +7,8 @@
  * (handoffp), so a slow syscall costs an OS thread, never a P. It sleeps
  * 20 us while it finds something to do, doubling up to 10 ms after 50
  * idle rounds, as Go does. Being a real thread in a known state, it also
- * starts the new Ms the scheduler asks for (newm), woken at once for it.
+ * starts the new Ms the scheduler asks for (newm) and hands out the units
+ * of sem_post (sema_run_async), woken at once for either.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -46,6 +47,7 @@ static void *sysmon_main(void *arg)
 		if (note_sleep_ns(&wake, delay_us * 1000))
 			note_clear(&wake);
 		newm_start_pending();
+		sema_run_async(); /* units sem_post left for sleepers */
 
 		int64_t now = nanotime();
 		int retaken = 0;

@@ -159,6 +159,7 @@ void waiter_init(struct waiter *w)
 	struct g *gp = getg();
 	w->g = gp && !gp->is_g0 ? gp : NULL;
 	atomic_store(&w->state, W_WAITING);
+	w->acquiring = false;
 	w->timer.idx = -1;
 	atomic_store(&w->timer.running, 0);
 	w->next = NULL;

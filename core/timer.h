@@ -43,6 +43,7 @@ struct waiter {
 	struct timer timer;
 	const void *key;     /* address it waits on (sema.c) */
 	uint32_t ticket;     /* notify list ticket (sema.c) */
+	bool acquiring;	     /* in sema_acquire: counted in nwait */
 	bool handoff;	     /* sema_release passed the count directly */
 	bool queued;	     /* on a sema.c queue */
 	struct waiter *next; /* for the queue the waiter sits on */

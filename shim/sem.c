@@ -13,22 +13,21 @@
  * the P left for other goroutines meanwhile (a try, then the wait under
  * entersyscall).
  *
- * The value is Go's runtime semaphore (sema_acquire / sema_release): a
- * waiter takes a unit or sleeps on the value's address, and sem_post adds
- * a unit and wakes the longest sleeper, handing the unit straight to it.
- * Without the handoff a poster that loops back to sem_wait would take its
- * own unit again before the woken goroutine runs (it runs only when its P
- * is free), and a sleeper could starve, under GOMAXPROCS=1 for good. A
- * sleeper whose deadline fires takes nothing, and sema_release then wakes
- * the next one, or leaves the unit in the value.
- *
- * sem_post must fail with EOVERFLOW at SEM_VALUE_MAX, but sema_release
- * adds without looking. Below 2^30 that is safe: only more than 2^30 posts
- * landing between a poster's check and its add could carry the value past
- * SEM_VALUE_MAX, and no process has that many threads. From 2^30 up the
- * posters take a spin word so that check and add are one step; waits only
- * lower the value, so they cannot break it.
- *
+ * The value is Go's runtime semaphore (sema_acquire): a waiter takes a
+ * unit or sleeps on the value's address. sem_post must be
+ * async-signal-safe (POSIX): a signal handler may post while the code it
+ * interrupted, on this very thread, holds the runtime's locks or is
+ * half-way through a run queue. So sem_post only adds its unit, with a
+ * compare-and-swap that also refuses to pass SEM_VALUE_MAX (EOVERFLOW),
+ * and, if anyone sleeps there, marks the wait queue for sysmon
+ * (sema_release_async), which it wakes with a futex call. The unit then
+ * goes straight to the longest sleeper (a handoff), run by sysmon or by
+ * the next sem_wait or sem_trywait, which do that first: a poster that
+ * loops back to wait would otherwise take its own unit again before the
+ * sleeper runs (it runs only when a P is free), and the sleeper could
+ * starve, under GOMAXPROCS=1 for good. A sleeper whose deadline fires
+ * takes nothing; its unit goes to the next one, or stays in the value.
+
  * Errors as glibc 2.36, -1 with errno: sem_init EINVAL above SEM_VALUE_MAX;
  * sem_post EOVERFLOW; sem_trywait EAGAIN; sem_timedwait EINVAL for a bad
  * tv_nsec, sem_clockwait also for a clock other than CLOCK_REALTIME and
@@ -43,7 +42,6 @@
 #include "shim.h"
 
 #define SEM_MAGIC 0x67736d31u /* "gsm1" */
-#define SEM_CAREFUL (1u << 30)
 
 struct gsem {
 	_Atomic uint32_t value; /* glibc: low half of its 64-bit word */
@@ -51,7 +49,6 @@ struct gsem {
 	int private_;		/* glibc: FUTEX_PRIVATE (0) or shared */
 	int pad;		/* glibc: unset */
 	uint32_t magic;		/* goshim: zero in glibc's */
-	struct spinlock post;	/* posters at SEM_CAREFUL and above */
 };
 
 _Static_assert(sizeof(struct gsem) <= sizeof(sem_t),
@@ -72,6 +69,7 @@ static struct gsem *ours(sem_t *sem)
 
 static bool trydown(struct gsem *s)
 {
+	sema_run_async(); /* handoffs first (see the top of the file) */
 	uint32_t v = atomic_load_explicit(&s->value, memory_order_relaxed);
 
 	while (v > 0)
@@ -153,20 +151,15 @@ GOSHIM_EXPORT int sem_post(sem_t *sem)
 	if (s == NULL)
 		return real.sem_post(sem);
 
-	if (atomic_load(&s->value) < SEM_CAREFUL) {
-		sema_release(&s->value, true);
-		return 0;
-	}
-	spin_lock(&s->post);
-	int ret = 0;
-	if (atomic_load(&s->value) == SEM_VALUE_MAX) {
-		errno = EOVERFLOW;
-		ret = -1;
-	} else {
-		sema_release(&s->value, false); /* no handoff: no yield */
-	}
-	spin_unlock(&s->post);
-	return ret;
+	uint32_t v = atomic_load_explicit(&s->value, memory_order_relaxed);
+	do {
+		if (v == SEM_VALUE_MAX) {
+			errno = EOVERFLOW;
+			return -1;
+		}
+	} while (!atomic_compare_exchange_weak(&s->value, &v, v + 1));
+	sema_release_async(&s->value);
+	return 0;
 }
 
 GOSHIM_EXPORT int sem_wait(sem_t *sem)
