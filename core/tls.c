@@ -410,10 +410,7 @@ unsigned long tls_pointer_guard(void *tcb)
 	return AT(tcb, OFF_POINTER_GUARD, unsigned long);
 }
 
-pid_t tls_tid(void *tcb)
-{
-	return AT(tcb, OFF_TID, pid_t);
-}
+const ptrdiff_t tls_off_tid = OFF_TID;
 
 struct dlopen_scan {
 	char *tp;

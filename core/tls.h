@@ -49,7 +49,13 @@ void tls_set_unwind_buf(void *tcb, void *buf);
 /* The bottom buffer of a TCB's unwind chain, or NULL. */
 void *tls_bottom_unwind_buf(void *tcb);
 unsigned long tls_pointer_guard(void *tcb);
-pid_t tls_tid(void *tcb);
+/* A TCB's tid (struct pthread's, at an offset tls.c checks at start-up):
+ * inline, since every mutex lock stores it as the owner. */
+extern const ptrdiff_t tls_off_tid;
+static inline pid_t tls_tid(void *tcb)
+{
+	return *(pid_t *)((char *)tcb + tls_off_tid);
+}
 
 /* After dlopen: initialise modules placed in static TLS in every
  * goroutine's TCB (ld.so only knows its own threads). */
