@@ -131,12 +131,7 @@ static int32_t kind_of(struct pmutex *pm)
 
 static pid_t self_tid(void)
 {
-	return tls_tid(arch_get_tp());
-}
-
-bool mutex_is_ours(const pthread_mutex_t *m)
-{
-	return !(kind_of(pm_of(m)) & K_PSHARED);
+	return tls_tid(__builtin_thread_pointer());
 }
 
 /* ---- Go's sync.Mutex ---------------------------------------------------- */
@@ -440,11 +435,42 @@ static int acquired(struct pmutex *pm, pid_t tid, bool count_user)
 	return 0;
 }
 
+/* The kinds without rules for the holder (normal, adaptive): a free mutex is
+ * the whole story, so the uncontended lock is one CAS and a few stores, as
+ * in glibc. */
+static bool plain(int32_t kind)
+{
+	return kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP;
+}
+
+static bool take_free(struct pmutex *pm, bool try)
+{
+	return try ? go_trylock(&pm->state)
+		   : atomic_compare_exchange_strong_explicit(
+			     &pm->state, &(uint32_t){ 0 }, M_LOCKED,
+			     memory_order_acquire, memory_order_relaxed);
+}
+
+/* A plain mutex is taken: glibc's bookkeeping. */
+static void plain_acquired(struct pmutex *pm, bool count_user)
+{
+	atomic_store_explicit(&pm->owner, self_tid(), memory_order_relaxed);
+	pm->count = 1;
+	if (count_user)
+		pm->nusers++;
+}
+
 static int lock_enter(struct pmutex *pm, bool try, bool count_user)
 {
 	int32_t kind = kind_of(pm);
-	pid_t tid = self_tid();
 
+	if (plain(kind)) {
+		if (!take_free(pm, try))
+			return EBUSY;
+		plain_acquired(pm, count_user);
+		return 0;
+	}
+	pid_t tid = self_tid();
 	if (!kind_valid(kind))
 		return EINVAL;
 	if (atomic_load_explicit(&pm->owner, memory_order_relaxed) == tid) {
@@ -462,16 +488,24 @@ static int lock_enter(struct pmutex *pm, bool try, bool count_user)
 		}
 		/* Normal: relocking deadlocks, as in glibc. */
 	}
-	if (try ? !go_trylock(&pm->state)
-		: !atomic_compare_exchange_strong(&pm->state, &(uint32_t){ 0 },
-						  M_LOCKED))
+	if (!take_free(pm, try))
 		return EBUSY;
 	return acquired(pm, tid, count_user);
 }
 
 int mutex_lock(pthread_mutex_t *m, bool try)
 {
-	return lock_enter(pm_of(m), try, true);
+	struct pmutex *pm = pm_of(m);
+
+	/* The common case, kept free of the rest's stack frame. */
+	if (__builtin_expect(plain(kind_of(pm)), 1) && !try &&
+	    atomic_compare_exchange_strong_explicit(
+		    &pm->state, &(uint32_t){ 0 }, M_LOCKED,
+		    memory_order_acquire, memory_order_relaxed)) {
+		plain_acquired(pm, true);
+		return 0;
+	}
+	return lock_enter(pm, try, true);
 }
 
 int mutex_lock_wait(pthread_mutex_t *m, int64_t deadline)
@@ -510,16 +544,35 @@ static int unlock(struct pmutex *pm, bool count_user)
 	atomic_store_explicit(&pm->owner, 0, memory_order_relaxed);
 	if (count_user)
 		pm->nusers--;
-	/* Unlocking an unlocked normal mutex changes nothing but the user
-	 * count, as in glibc. */
-	if (atomic_load(&pm->state) & M_LOCKED)
+	/* Nobody waiting: one CAS, as glibc's one exchange. Unlocking an
+	 * unlocked normal mutex changes nothing but the user count, as in
+	 * glibc. */
+	uint32_t old = M_LOCKED;
+	if (!atomic_compare_exchange_strong_explicit(&pm->state, &old, 0,
+						     memory_order_release,
+						     memory_order_relaxed) &&
+	    (old & M_LOCKED))
 		go_unlock(pm);
 	return 0;
 }
 
 int mutex_unlock(pthread_mutex_t *m)
 {
-	return unlock(pm_of(m), true);
+	struct pmutex *pm = pm_of(m);
+
+	/* The common case (see unlock), kept free of the rest's frame. */
+	if (__builtin_expect(plain(kind_of(pm)), 1)) {
+		atomic_store_explicit(&pm->owner, 0, memory_order_relaxed);
+		pm->nusers--;
+		uint32_t old = M_LOCKED;
+		if (!atomic_compare_exchange_strong_explicit(
+			    &pm->state, &old, 0, memory_order_release,
+			    memory_order_relaxed) &&
+		    (old & M_LOCKED))
+			go_unlock(pm);
+		return 0;
+	}
+	return unlock(pm, true);
 }
 
 int mutex_destroy(pthread_mutex_t *m)

@@ -22,7 +22,10 @@ struct mutex_link {
 	struct mutex_link *prev, *next;
 };
 
-bool mutex_is_ours(const pthread_mutex_t *m);
+static inline bool mutex_is_ours(const pthread_mutex_t *m)
+{
+	return !(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & 128);
+}
 
 /* type: PTHREAD_MUTEX_*; protocol: PTHREAD_PRIO_*; ceiling 0: the lowest
  * SCHED_FIFO priority. Robust priority-protected is ENOTSUP, as in glibc. */
