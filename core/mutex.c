@@ -25,11 +25,12 @@
  * (kind only) need no init call.
  *
  * Normal and adaptive mutexes (no rules for the holder) take the fast path
- * glibc takes: lock is one CAS 0 -> locked plus the owner and user count;
- * unlock clears those and drops locked with one CAS, going to the slow path
- * only when waiters are counted. A lock that finds the mutex taken goes
- * straight to lock_slow: every extra atomic on a contended line costs a
- * cache-line transfer between the Ms.
+ * glibc takes, inline in the interposer (mutex.h): lock is one CAS 0 ->
+ * locked plus the owner and user count; unlock clears those and drops
+ * locked with one CAS, going to the slow path only when waiters are
+ * counted. A lock that finds the mutex taken goes straight to lock_slow:
+ * every extra atomic on a contended line costs a cache-line transfer
+ * between the Ms.
  *
  * The algorithm is Go's (sync/mutex.go): a locker spins a little when
  * another P runs the holder, then queues. Normal mode lets a newcomer
@@ -78,7 +79,7 @@
 #include "runtime.h"
 #include "tls.h"
 
-#define M_LOCKED 1u
+#define M_LOCKED MUTEX_LOCKED
 #define M_WOKEN 2u
 #define M_STARVING 4u
 #define M_WAITER_SHIFT 3
@@ -515,22 +516,9 @@ static int lock_enter(struct pmutex *pm, bool try, bool count_user)
 	return acquired(pm, tid, count_user);
 }
 
-int mutex_lock(pthread_mutex_t *m, bool try)
+int mutex_lock_kind(pthread_mutex_t *m, bool try)
 {
-	struct pmutex *pm = pm_of(m);
-
-	/* The common case, kept free of the rest's stack frame; a plain
-	 * mutex that is not free goes straight to the caller's wait (one
-	 * failed CAS on a contended line is enough). */
-	if (__builtin_expect(plain(kind_of(pm)), 1) && !try) {
-		if (!atomic_compare_exchange_strong_explicit(
-			    &pm->state, &(uint32_t){ 0 }, M_LOCKED,
-			    memory_order_acquire, memory_order_relaxed))
-			return EBUSY;
-		plain_acquired(pm, true);
-		return 0;
-	}
-	return lock_enter(pm, try, true);
+	return lock_enter(pm_of(m), try, true);
 }
 
 int mutex_lock_wait(pthread_mutex_t *m, int64_t deadline)
@@ -575,18 +563,14 @@ static int unlock(struct pmutex *pm, bool count_user)
 	return 0;
 }
 
-int mutex_unlock(pthread_mutex_t *m)
+int mutex_unlock_kind(pthread_mutex_t *m)
 {
-	struct pmutex *pm = pm_of(m);
+	return unlock(pm_of(m), true);
+}
 
-	/* The common case (see unlock), kept free of the rest's frame. */
-	if (__builtin_expect(plain(kind_of(pm)), 1)) {
-		atomic_store_explicit(&pm->owner, 0, memory_order_relaxed);
-		pm->nusers--;
-		unlock_if_locked(pm);
-		return 0;
-	}
-	return unlock(pm, true);
+void mutex_unlock_contended(pthread_mutex_t *m)
+{
+	unlock_if_locked(pm_of(m));
 }
 
 int mutex_destroy(pthread_mutex_t *m)

@@ -10,9 +10,11 @@
 #ifndef GOSHIM_MUTEX_H
 #define GOSHIM_MUTEX_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "tls.h"
 
 struct g;
 
@@ -34,15 +36,63 @@ int mutex_init(pthread_mutex_t *m, int type, bool robust, int protocol,
 
 /*
  * Locking in two steps, so a timed lock can validate its timeout only when
- * it has to wait, as glibc does. mutex_lock applies the mutex's kind rules
+ * it has to wait, as glibc does. mutex_lock (below) applies the mutex's kind rules
  * (EINVAL, EDEADLK, recursion and EAGAIN, EOWNERDEAD, ENOTRECOVERABLE) and
  * takes a free mutex; try: pthread_mutex_trylock's rules, EBUSY is final.
  * Otherwise EBUSY means "call mutex_lock_wait" (deadline: monotonic ns, or
  * -1), which returns 0, ETIMEDOUT or a robust code.
  */
-int mutex_lock(pthread_mutex_t *m, bool try);
+int mutex_lock_kind(pthread_mutex_t *m, bool try);
 int mutex_lock_wait(pthread_mutex_t *m, int64_t deadline);
-int mutex_unlock(pthread_mutex_t *m);
+int mutex_unlock_kind(pthread_mutex_t *m);
+/* A plain mutex's unlock whose CAS found waiters (owner and user count
+ * already cleared). */
+void mutex_unlock_contended(pthread_mutex_t *m);
+
+/* __lock's locked bit (Go's mutexLocked; the rest is mutex.c's). */
+#define MUTEX_LOCKED 1u
+
+/* Normal and adaptive mutexes: no rules for the holder, so an uncontended
+ * lock or unlock is one CAS and glibc's bookkeeping, inline here; the
+ * other kinds, and a plain mutex that is taken, go to mutex.c. */
+static inline bool mutex_plain(const pthread_mutex_t *m)
+{
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+	return kind == PTHREAD_MUTEX_NORMAL ||
+	       kind == PTHREAD_MUTEX_ADAPTIVE_NP;
+}
+
+static inline int mutex_lock(pthread_mutex_t *m, bool try)
+{
+	int free = 0;
+
+	if (!__builtin_expect(mutex_plain(m), 1) || try)
+		return mutex_lock_kind(m, try);
+	if (!__atomic_compare_exchange_n(&m->__data.__lock, &free,
+					 MUTEX_LOCKED, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return EBUSY;
+	__atomic_store_n(&m->__data.__owner,
+			 tls_tid(__builtin_thread_pointer()),
+			 __ATOMIC_RELAXED);
+	m->__data.__count = 1;
+	m->__data.__nusers++;
+	return 0;
+}
+
+static inline int mutex_unlock(pthread_mutex_t *m)
+{
+	int locked = MUTEX_LOCKED;
+
+	if (!__builtin_expect(mutex_plain(m), 1))
+		return mutex_unlock_kind(m);
+	__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
+	m->__data.__nusers--;
+	if (!__atomic_compare_exchange_n(&m->__data.__lock, &locked, 0, false,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		mutex_unlock_contended(m);
+	return 0;
+}
 int mutex_destroy(pthread_mutex_t *m);
 int mutex_consistent(pthread_mutex_t *m);
 int mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling);
