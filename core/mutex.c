@@ -463,7 +463,8 @@ static int acquired(struct pmutex *pm, pid_t tid, bool count_user)
  * in glibc. */
 static bool plain(int32_t kind)
 {
-	return kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP;
+	return kind == PTHREAD_MUTEX_NORMAL ||
+	       kind == PTHREAD_MUTEX_ADAPTIVE_NP;
 }
 
 static bool take_free(struct pmutex *pm, bool try)

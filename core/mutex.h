@@ -36,11 +36,12 @@ int mutex_init(pthread_mutex_t *m, int type, bool robust, int protocol,
 
 /*
  * Locking in two steps, so a timed lock can validate its timeout only when
- * it has to wait, as glibc does. mutex_lock (below) applies the mutex's kind rules
- * (EINVAL, EDEADLK, recursion and EAGAIN, EOWNERDEAD, ENOTRECOVERABLE) and
- * takes a free mutex; try: pthread_mutex_trylock's rules, EBUSY is final.
- * Otherwise EBUSY means "call mutex_lock_wait" (deadline: monotonic ns, or
- * -1), which returns 0, ETIMEDOUT or a robust code.
+ * it has to wait, as glibc does. mutex_lock (below) applies the mutex's
+ * kind rules (EINVAL, EDEADLK, recursion and EAGAIN, EOWNERDEAD,
+ * ENOTRECOVERABLE) and takes a free mutex; try: pthread_mutex_trylock's
+ * rules, EBUSY is final. Otherwise EBUSY means "call mutex_lock_wait"
+ * (deadline: monotonic ns, or -1), which returns 0, ETIMEDOUT or a robust
+ * code.
  */
 int mutex_lock_kind(pthread_mutex_t *m, bool try);
 int mutex_lock_wait(pthread_mutex_t *m, int64_t deadline);

@@ -321,7 +321,8 @@ static void run_bucket(struct bucket *b)
 	struct waiter **pp = &b->head, *prev = NULL;
 	while (*pp) {
 		struct waiter *w = *pp;
-		if (!w->acquiring || !cansemacquire((_Atomic uint32_t *)w->key)) {
+		if (!w->acquiring ||
+		    !cansemacquire((_Atomic uint32_t *)w->key)) {
 			prev = w;
 			pp = &w->next;
 			continue;

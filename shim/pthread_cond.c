@@ -33,9 +33,9 @@
  * use the address as a key and the notify snapshot is the waiter's own.
  * A stale pass-on can only wake a waiter of a new cond at the same address
  * early (a spurious wakeup, which POSIX allows; its ticket is then left
- * unused, as a timed-out one's). destroy() waits, as glibc 2.36 does, until no waiter is inside
- * wait(): it wakes the granted ones itself, since the pass-on chain may be
- * stuck on a mutex the destroyer holds. It never says EBUSY; a waiter that
+ * unused, as a timed-out one's). destroy() waits, as glibc 2.36 does,
+ * until no waiter is inside wait(): it wakes the granted ones itself,
+ * since the pass-on chain may be stuck on a mutex the destroyer holds. It never says EBUSY; a waiter that
  * was never signalled keeps it waiting (undefined behaviour in POSIX).
  *
  * Process-shared conds are glibc's (they must work across processes; their

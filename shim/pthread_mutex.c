@@ -5,9 +5,10 @@
  * the runtime is off, is glibc's. Process-shared mutexes must work across
  * processes, so their waits block the OS thread, but not the P: after a
  * failed try the wait runs under entersyscall (mutex_real_lock). A robust
- * one is not recovered when its owner process dies while a goroutine holds it (the
- * kernel follows only the M's robust list), and a priority-inheritance one
- * needs a real tid, which a goroutine does not have.
+ * one is not recovered when its owner process dies while a goroutine
+ * holds it (the kernel follows only the M's robust list), and a
+ * priority-inheritance one needs a real tid, which a goroutine does not
+ * have.
  *
  * Priority protection (PTHREAD_PRIO_PROTECT) keeps its ceiling, but a
  * goroutine's priority means nothing to the kernel: such mutexes lock as

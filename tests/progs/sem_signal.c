@@ -34,15 +34,16 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* Handlers may run in two threads at once (the signal is blocked only in
+ * the one handling it): the count is claimed before the post. */
 static void on_alarm(int sig)
 {
-	int saved = errno;
+	int saved = errno, n = atomic_load(&posted);
 	(void)sig;
-	if (atomic_load(&posted) < POSTS) {
-		if (sem_post(&sem))
-			_exit(3);
-		atomic_fetch_add(&posted, 1);
-	}
+	while (n < POSTS && !atomic_compare_exchange_weak(&posted, &n, n + 1))
+		;
+	if (n < POSTS && sem_post(&sem))
+		_exit(3);
 	errno = saved;
 }
 
