@@ -4,7 +4,6 @@
 // pairs of semaphores in turn, so the signal often lands while a thread is
 // inside sem_wait or sem_post itself. Every post arrives exactly once and
 // the value is 0 at the end.
-// goshim-test: shim-max-threads=GOMAXPROCS+3
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
