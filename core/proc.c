@@ -123,6 +123,7 @@ static void *m_thread_main(void *arg)
 	g0->ctx.tp = g0->tcb;
 	g_current = g0;
 	mp->tid = tls_tid(g0->tcb);
+	mp->sigmask = thread_sigmask(); /* sysmon's, until a G runs */
 	acquirep(mp, mp->nextp);
 	mp->nextp = NULL;
 	schedule(mp);
@@ -284,21 +285,34 @@ void m_kick(struct m *mp)
 	}
 }
 
+/* Signals glibc itself needs on every thread (SIGCANCEL, SIGSETXID). */
+#define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
+
+uint64_t thread_sigmask(void)
+{
+	uint64_t cur = 0;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
+	return cur;
+}
+
+void m_set_sigmask(struct m *mp, uint64_t mask)
+{
+	if (mp->sigmask == mask)
+		return;
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+	mp->sigmask = mask;
+}
+
 /*
  * A process-directed signal goes to any thread that does not block it. An
  * idle M runs no goroutine that could want it (a goroutine in sigsuspend
- * or sigwait sits on a busy M), so idle Ms block every signal, and the
- * kernel picks a thread that is running the program.
+ * or sigwait sits on a busy M), so idle Ms block every signal but glibc's
+ * own, and the kernel picks a thread that is running the program. The
+ * next goroutine the M runs brings its own mask (execute).
  */
 static void idle_signals_block(struct m *mp)
 {
-	uint64_t all = ~(uint64_t)0;
-	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &mp->idle_sigmask, 8);
-}
-
-static void idle_signals_restore(struct m *mp)
-{
-	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mp->idle_sigmask, NULL, 8);
+	m_set_sigmask(mp, ~SIG_GLIBC_INTERNAL);
 }
 
 /* ---- finding work ------------------------------------------------------- */
@@ -416,7 +430,6 @@ top:
 		idle_signals_block(mp);
 		bool got_p = !netpoll_block(keeper ? next : -1) &&
 			     stopm(mp, keeper ? next : -1);
-		idle_signals_restore(mp);
 		if (keeper)
 			timers_release_sleeper();
 		if (got_p)
@@ -452,6 +465,7 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 	mp->curg = gp;
 	gp->m = mp;
 	atomic_store(&gp->status, G_RUNNING);
+	m_set_sigmask(mp, gp->sigmask);
 	if (!inherit_time)
 		mp->p->schedtick++;
 	arch_switch(&mp->g0->ctx, &gp->ctx);
@@ -770,6 +784,8 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	gp->inheritsched = attr->inheritsched;
 	gp->scope = attr->scope;
 	gp->req_stacksize = stacksize;
+	/* ...and its signal mask, as pthread_create gives it. */
+	gp->sigmask = on_goroutine() ? me->sigmask : thread_sigmask();
 	/* Linux threads inherit the creator's name. */
 	if (on_goroutine())
 		memcpy(gp->name, me->name, sizeof gp->name);
@@ -899,7 +915,6 @@ static struct g *exitsyscall0(struct g *gp)
 	idle_signals_block(mp);
 	while (!stopm(mp, -1))
 		;
-	idle_signals_restore(mp);
 	return NULL;
 }
 
@@ -1038,6 +1053,8 @@ void sched_init(int32_t procs)
 	maing->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
 	maing->m = m0;
 	maing->status = G_RUNNING;
+	maing->sigmask = thread_sigmask();
+	m0->sigmask = maing->sigmask;
 	memcpy(maing->name, sched.main_name, sizeof maing->name);
 	rlock_lock(&sched.alllock);
 	maing->alllink = sched.allgs;

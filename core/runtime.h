@@ -89,6 +89,10 @@ struct g {
 	bool keys_used;
 
 	struct mutex_link *robust; /* robust mutexes it holds (mutex.c) */
+
+	/* Its signal mask (the kernel's 64-bit sigset): the M's thread
+	 * carries it while the G runs; new goroutines inherit it. */
+	uint64_t sigmask;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -111,7 +115,7 @@ struct m {
 	bool (*park_unlockf)(struct g *, void *); /* for park_m */
 	void *park_lock;
 	uint32_t fastrand;
-	uint64_t idle_sigmask; /* the mask to restore when it stops idling */
+	uint64_t sigmask; /* what the thread's signal mask is now */
 };
 
 struct p {
@@ -178,6 +182,11 @@ static inline bool on_goroutine(void)
 	struct g *gp = getg();
 	return gp && !gp->is_g0;
 }
+
+/* The kernel's signal mask of the calling thread. */
+uint64_t thread_sigmask(void);
+/* Set it, remembering it in mp->sigmask (no call if already so). */
+void m_set_sigmask(struct m *mp, uint64_t mask);
 
 /* ---- runtime.c ---- */
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */

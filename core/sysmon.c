@@ -31,8 +31,10 @@ static void *sysmon_main(void *arg)
 	int64_t delay_us = SYSMON_MIN_US;
 
 	(void)arg;
-	/* Signals are the program's: never deliver one here. */
-	uint64_t all = ~(uint64_t)0;
+	/* Signals are the program's: never deliver one here (but glibc's
+	 * own, SIGCANCEL and SIGSETXID, which every thread must take). The
+	 * Ms sysmon creates start with this mask until they run a G. */
+	uint64_t all = ~((uint64_t)3 << 31);
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
 	for (;;) {
 		if (idle == 0)
