@@ -32,6 +32,7 @@
 #include "sys.h"
 #include "timer.h"
 #include "tls.h"
+#include "wire.h"
 
 #define STEAL_TRIES 4
 #define GFREE_LOCAL_MAX 64
@@ -113,6 +114,7 @@ static struct {
 } mnew;
 
 static void schedule(struct m *mp) __attribute__((noreturn));
+static void handoffp(struct p *pp);
 
 static void *m_thread_main(void *arg)
 {
@@ -466,9 +468,52 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 	gp->m = mp;
 	atomic_store(&gp->status, G_RUNNING);
 	m_set_sigmask(mp, gp->sigmask);
+	if (__builtin_expect(gp->attrs != NULL, 0))
+		wire_adopt(mp, gp);
 	if (!inherit_time)
 		mp->p->schedtick++;
 	arch_switch(&mp->g0->ctx, &gp->ctx);
+}
+
+/*
+ * A wired M whose goroutine cannot run: give the P away and sleep until
+ * startlockedm hands over a P along with the goroutine, now runnable.
+ */
+static void stoplockedm(struct m *mp)
+{
+	/* An M that has nothing to run keeps the timers (findrunnable);
+	 * this one will not: with timers pending, the P goes to an M that
+	 * looks for work, and becomes their keeper if it finds none. */
+	if (mp->p && timers_next() >= 0)
+		startm(releasep(mp), false);
+	else if (mp->p)
+		handoffp(releasep(mp));
+	rlock_lock(&sched.lock);
+	sched.nmidlelocked++;
+	checkdead();
+	rlock_unlock(&sched.lock);
+	idle_signals_block(mp);
+	note_sleep(&mp->park);
+	note_clear(&mp->park);
+	acquirep(mp, mp->nextp);
+	mp->nextp = NULL;
+}
+
+/* gp, found runnable, is wired to another M: give it our P, and wait. */
+static void startlockedm(struct m *mp, struct g *gp)
+{
+	struct m *lm = gp->lockedm;
+
+	/* Counted as running again before it wakes, so that checkdead
+	 * never sees every M idle meanwhile. */
+	rlock_lock(&sched.lock);
+	sched.nmidlelocked--;
+	rlock_unlock(&sched.lock);
+	lm->nextp = releasep(mp);
+	note_wakeup(&lm->park);
+	idle_signals_block(mp);
+	while (!stopm(mp, -1))
+		;
 }
 
 /* The M's scheduler loop, on g0. */
@@ -489,7 +534,12 @@ static void schedule(struct m *mp)
 			mp->curg = NULL;
 			gp = fn(cur);
 		}
-		if (gp == NULL) {
+		if (gp == NULL && mp->lockedg) {
+			/* A wired M runs its goroutine only. */
+			stoplockedm(mp);
+			gp = mp->lockedg;
+			inherit = false;
+		} else if (gp == NULL) {
 			struct p *pp = mp->p;
 			inherit = false;
 			/* Every 61st tick the global queue goes first. */
@@ -503,6 +553,10 @@ static void schedule(struct m *mp)
 				gp = findrunnable(mp, &inherit);
 			if (mp->spinning)
 				resetspinning(mp);
+		}
+		if (gp->lockedm && gp->lockedm != mp) {
+			startlockedm(mp, gp);
+			continue;
 		}
 		execute(mp, gp, inherit);
 	}
@@ -779,11 +833,10 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	gp->exited = false;
 	gp->joiner = NULL;
 	gp->waitreason = NULL;
-	gp->sched_policy = attr->sched_policy;
-	gp->sched_priority = attr->sched_priority;
 	gp->inheritsched = attr->inheritsched;
 	gp->scope = attr->scope;
 	gp->req_stacksize = stacksize;
+	gp->attrs = attr->attrs;
 	/* ...and its signal mask, as pthread_create gives it. */
 	gp->sigmask = on_goroutine() ? me->sigmask : thread_sigmask();
 	/* Linux threads inherit the creator's name. */
@@ -823,12 +876,42 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	return gp;
 }
 
+/*
+ * The M's thread keeps values a wired goroutine gave it and cannot be
+ * given back (a raised nice value): the M ends, as Go ends the thread of
+ * a goroutine that exits locked. M0 is the process's main thread, whose
+ * exit glibc would take for the process's: it sleeps for good instead,
+ * with every signal blocked.
+ */
+static void mexit(struct m *mp)
+{
+	handoffp(releasep(mp));
+	rlock_lock(&sched.lock);
+	sched.mcount--;
+	if (mp->id == 0)
+		sched.nruntime_threads++; /* still a thread (checkdead) */
+	rlock_unlock(&sched.lock);
+	atomic_store(&mp->g0->status, G_DEAD);
+	if (mp->id != 0)
+		real.pthread_exit(NULL); /* g0 is the thread's own identity */
+	idle_signals_block(mp);
+	for (;;)
+		note_sleep(&mp->park); /* nobody wakes it */
+}
+
 /* On g0, after the dead G switched away for the last time. */
 static struct g *goexit0(struct g *gp)
 {
+	struct m *mp = getg()->m;
+	bool keep_m = true;
+
+	if (gp->lockedm || gp->attrs)
+		keep_m = wire_release(mp, gp);
 	gp->m = NULL;
 	gp->tls_used = true;
 	go_exited(gp);
+	if (!keep_m)
+		mexit(mp);
 	return NULL;
 }
 
@@ -909,6 +992,10 @@ static struct g *exitsyscall0(struct g *gp)
 	rlock_unlock(&sched.lock);
 	if (pp) {
 		acquirep(mp, pp);
+		return gp;
+	}
+	if (mp->lockedg) {
+		stoplockedm(mp);
 		return gp;
 	}
 	/* schedule() needs a P: wait for one like any idle M. */

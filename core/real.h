@@ -25,6 +25,12 @@ struct real_fns {
 				    const struct timespec *);
 	int (*pthread_detach)(pthread_t);
 	int (*pthread_getattr_np)(pthread_t, pthread_attr_t *);
+	int (*pthread_setaffinity_np)(pthread_t, size_t, const cpu_set_t *);
+	int (*pthread_getaffinity_np)(pthread_t, size_t, cpu_set_t *);
+	int (*pthread_setschedparam)(pthread_t, int,
+				     const struct sched_param *);
+	int (*pthread_getschedparam)(pthread_t, int *, struct sched_param *);
+	int (*pthread_setschedprio)(pthread_t, int);
 	int (*pthread_key_create)(pthread_key_t *, void (*)(void *));
 	int (*pthread_key_delete)(pthread_key_t);
 	void *(*pthread_getspecific)(pthread_key_t);

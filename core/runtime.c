@@ -15,6 +15,7 @@
 #include <time.h>
 #include "gomaxprocs.h"
 #include "runtime.h"
+#include "wire.h"
 #include "stack.h"
 #include "sys.h"
 #include "tls.h"
@@ -114,6 +115,7 @@ static void runtime_init(void)
 	stack_init();
 	prctl(PR_GET_NAME, sched.main_name);
 	sched_init(gomaxprocs_compute());
+	wire_init();
 	/* Goroutines run in parallel from now on, whatever glibc counted. */
 	__libc_single_threaded = 0;
 	sysmon_start();

@@ -80,7 +80,7 @@ struct g {
 	struct waiter *joiner; /* who waits in pthread_join for us */
 	char name[16];
 	/* attributes reported back by pthread_getattr_np */
-	int sched_policy, sched_priority, inheritsched, scope;
+	int inheritsched, scope;
 	size_t req_stacksize;
 
 	/* pthread key values: KEY_L2 + 1 blocks of KEY_L2 slots, all
@@ -93,6 +93,10 @@ struct g {
 	/* Its signal mask (the kernel's 64-bit sigset): the M's thread
 	 * carries it while the G runs; new goroutines inherit it. */
 	uint64_t sigmask;
+
+	/* Wired to an M (wire.h): its own thread values, jlock-guarded. */
+	struct m *lockedm;
+	struct thread_attrs *attrs;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -116,6 +120,7 @@ struct m {
 	void *park_lock;
 	uint32_t fastrand;
 	uint64_t sigmask; /* what the thread's signal mask is now */
+	struct g *lockedg; /* the goroutine wired to it, if any */
 };
 
 struct p {
@@ -147,6 +152,7 @@ struct sched {
 	_Atomic int32_t runqsize;
 	struct m *midle;
 	int32_t nmidle;
+	int32_t nmidlelocked; /* wired Ms waiting for their goroutine */
 	_Atomic int32_t nmspinning;
 	struct p *pidle;
 	_Atomic int32_t npidle;
@@ -205,6 +211,7 @@ struct spawn_attr {
 	size_t guardsize;
 	bool detached;
 	int sched_policy, sched_priority, inheritsched, scope;
+	struct thread_attrs *attrs; /* its thread values (wire.h), or NULL */
 };
 /* Create a goroutine running fn(arg); returns it or NULL with errno-style
  * code in *err (EAGAIN, EINVAL). */

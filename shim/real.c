@@ -41,6 +41,11 @@ void real_init(void)
 	real.pthread_clockjoin_np = must("pthread_clockjoin_np");
 	real.pthread_detach = must("pthread_detach");
 	real.pthread_getattr_np = must("pthread_getattr_np");
+	real.pthread_setaffinity_np = must("pthread_setaffinity_np");
+	real.pthread_getaffinity_np = must("pthread_getaffinity_np");
+	real.pthread_setschedparam = must("pthread_setschedparam");
+	real.pthread_getschedparam = must("pthread_getschedparam");
+	real.pthread_setschedprio = must("pthread_setschedprio");
 	real.pthread_key_create = must("pthread_key_create");
 	real.pthread_key_delete = must("pthread_key_delete");
 	real.pthread_getspecific = must("pthread_getspecific");
