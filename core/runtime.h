@@ -264,6 +264,7 @@ void exitsyscall(void);
  * it did. */
 bool retake_syscall_p(struct p *pp, int64_t now);
 void sysmon_start(void);
+void sysmon_ensure(void); /* start it if it is not running */
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
 void newm_start_pending(void); /* sysmon: start the Ms newm asked for */
