@@ -254,6 +254,17 @@ int notify_wake_granted(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
 
 void sched_init(int32_t procs);
 
+/* ---- fork.c: the child of fork keeps the calling goroutine (see fork.c)
+ * pthread_atfork hooks: last before the fork, first after it. */
+void fork_prepare(void);
+void fork_parent(void);
+void fork_child(void);
+/* Each part of the runtime starts over in the child. */
+void sched_fork_child(struct g *gp);
+void sema_fork_child(void);
+void keys_fork_child(void);
+void sysmon_fork_child(void);
+
 /* ---- system calls (proc.c) and sysmon (sysmon.c) ----
  * Around a call that may block in the kernel: entersyscall leaves the P
  * behind for sysmon to hand to another M if the call takes long;
