@@ -169,6 +169,7 @@ static struct m *m_alloc(void)
 	rlock_lock(&sched.alllock);
 	mp->id = sched.mnext++;
 	sched.mcount++;
+	threadlimit_check(sched.mcount + sched.nruntime_threads);
 	mp->alllink = sched.allms;
 	sched.allms = mp;
 	g0->alllink = sched.allgs;

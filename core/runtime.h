@@ -265,6 +265,12 @@ void sema_fork_child(void);
 void keys_fork_child(void);
 void sysmon_fork_child(void);
 
+/* ---- threadlimit.c: the cap on OS threads (Go's SetMaxThreads) ---- */
+void threadlimit_init(void);
+/* nthreads: the runtime's threads with the one being made; sched.alllock
+ * held. Past the cap the process ends, saying why. */
+void threadlimit_check(int32_t nthreads);
+
 /* ---- system calls (proc.c) and sysmon (sysmon.c) ----
  * Around a call that may block in the kernel: entersyscall leaves the P
  * behind for sysmon to hand to another M if the call takes long;
