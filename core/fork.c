@@ -71,7 +71,8 @@ void fork_child(void)
 	sema_fork_child();
 	timers_fork_child();
 	keys_fork_child();
-	tls_fork_child(gp ? gp->m->g0->tcb : NULL);
+	tls_fork_child(gp ? gp->m->g0->tcb : NULL,
+		       gp && !gp->is_main ? gp->tcb : NULL);
 	netpoll_fork_child();
 	sysmon_fork_child();
 	sched_fork_child(gp);

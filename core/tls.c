@@ -417,13 +417,23 @@ void tls_fork_prepare(void *tcb)
 	list[0] = list[1] = (char *)list;
 }
 
-void tls_fork_child(void *m_tcb)
+void tls_fork_child(void *m_tcb, void *g_tcb)
 {
 	atomic_store(&dlopen_lock.key, 0);
 	/* glibc's child marked the stacks of the parent's threads free for
 	 * reuse (tid 0), the M's own among them: it is still in use. */
 	if (m_tcb)
 		AT(m_tcb, OFF_TID, pid_t) = sys_gettid();
+	/* ...and linked the goroutine's TCB into its list of threads. Out
+	 * again, as every goroutine's: ld.so walks that list (dlopen of a
+	 * static-TLS module, setxid), and the TCB is reused once the
+	 * goroutine exits. */
+	if (g_tcb) {
+		char **node = (char **)((char *)g_tcb + OFF_LIST);
+		((char **)node[0])[1] = node[1];
+		((char **)node[1])[0] = node[0];
+		node[0] = node[1] = (char *)node;
+	}
 }
 
 unsigned long tls_pointer_guard(void *tcb)

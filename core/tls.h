@@ -54,8 +54,9 @@ unsigned long tls_pointer_guard(void *tcb);
  * glibc's child code relinks the caller's TCB into its list. */
 void tls_fork_prepare(void *tcb);
 /* In the child of fork: the dlopen lock unlocked; m_tcb (the forking M's
- * own TCB, or NULL) marked in use again. */
-void tls_fork_child(void *m_tcb);
+ * own TCB, or NULL) marked in use again; g_tcb (the forking goroutine's,
+ * or NULL) off glibc's thread list, where glibc's fork put it. */
+void tls_fork_child(void *m_tcb, void *g_tcb);
 pid_t tls_tid(void *tcb);
 
 /* After dlopen: initialise modules placed in static TLS in every
