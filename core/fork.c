@@ -37,6 +37,8 @@
 #include "timer.h"
 #include "tls.h"
 
+_Atomic uint32_t fork_generation;
+
 void fork_prepare(void)
 {
 	struct g *gp = getg();
@@ -63,6 +65,7 @@ void fork_child(void)
 {
 	struct g *gp = getg();
 
+	atomic_fetch_add(&fork_generation, 1);
 	if (!runtime_enabled)
 		return;
 	if (gp && gp->is_g0)

@@ -259,6 +259,9 @@ void sched_init(int32_t procs);
 void fork_prepare(void);
 void fork_parent(void);
 void fork_child(void);
+/* Bumped in each child of fork: state a thread that did not come along
+ * left half-done (a pthread_once in progress) is told by it. */
+extern _Atomic uint32_t fork_generation;
 /* Each part of the runtime starts over in the child. */
 void sched_fork_child(struct g *gp);
 void sema_fork_child(void);
