@@ -91,8 +91,13 @@ GOSHIM_EXPORT pid_t _Fork(void)
 	pid_t pid;
 	int e;
 
+	/* Before glibc 2.34 only vfork gets here, and glibc's fork is the
+	 * nearest call there is; goshim stays native with such a glibc, so
+	 * its hooks (run twice then) do nothing. */
 	if (fn == NULL)
 		fn = (pid_t(*)(void))dlsym(RTLD_NEXT, "_Fork");
+	if (fn == NULL)
+		fn = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
 	fork_prepare();
 	pid = fn();
 	e = errno;
