@@ -35,9 +35,9 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -65,8 +65,6 @@ struct pd {
 	struct netpoll_link *wait[2];
 	_Atomic uint32_t serial; /* fd_serial_lock: 0 free, 1 held, 2 waited */
 };
-
-bool netpoll_forked;
 
 static struct {
 	struct rlock lock; /* start-up of the table and of epoll */
@@ -324,23 +322,35 @@ void fd_serial_unlock(struct netpoll_req *r)
 
 /* ---- epoll -------------------------------------------------------------- */
 
-/* The child of fork() shares the epoll instance with its parent: it must
- * not add to it or park on it; its fds are the C library's (until the fork
- * issue gives the child a runtime of its own). */
-static void forked_child(void)
+/* The child of fork shares the epoll instance with its parent: it closes
+ * its copies and makes its own on its next wait. Every fd is forgotten:
+ * its waiters are gone, and its lock may be held by a thread that is gone
+ * too. */
+void netpoll_fork_child(void)
 {
-	netpoll_forked = true;
-	sys_close(np.epfd);
-	sys_close(np.efd);
+	_Atomic(struct pd *) *tab = atomic_load(&np.tab);
+
+	if (atomic_load(&np.up)) {
+		sys_close(np.epfd);
+		sys_close(np.efd);
+	}
 	np.epfd = np.efd = -1;
+	atomic_store(&np.up, false);
+	atomic_store(&np.lock.key, 0);
+	atomic_store(&np.waiters, 0);
+	atomic_store(&np.blocked, false);
+	atomic_store(&np.wake_sig, 0);
+	for (uint32_t c = 0; tab && c < np.nchunks; c++) {
+		struct pd *chunk = atomic_load(&tab[c]);
+		if (chunk)
+			memset(chunk, 0, PD_CHUNK * sizeof *chunk);
+	}
 }
 
 static bool poll_up(void)
 {
 	if (atomic_load_explicit(&np.up, memory_order_acquire))
 		return true;
-	if (netpoll_forked)
-		return false;
 	rlock_lock(&np.lock);
 	if (!atomic_load(&np.up)) {
 		int ep = (int)SYS1(SYS_epoll_create1, EPOLL_CLOEXEC);
@@ -351,7 +361,6 @@ static bool poll_up(void)
 		    SYS4(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, ef, &ev) == 0) {
 			np.epfd = ep;
 			np.efd = ef;
-			pthread_atfork(NULL, NULL, forked_child);
 			atomic_store_explicit(&np.up, true,
 					      memory_order_release);
 		} else {

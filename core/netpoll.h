@@ -90,7 +90,8 @@ bool netpoll_block(int64_t deadline);
 /* Make the M blocked in netpoll return (Go's netpollBreak). */
 void netpoll_break(void);
 
-/* Set in a child made by fork(): its fds are the C library's again. */
-extern bool netpoll_forked;
+/* In the child of fork: a new epoll instance on the next wait, every fd
+ * forgotten (core/fork.c). */
+void netpoll_fork_child(void);
 
 #endif

@@ -171,6 +171,7 @@ static struct m *m_alloc(void)
 	rlock_lock(&sched.alllock);
 	mp->id = sched.mnext++;
 	sched.mcount++;
+	threadlimit_check(sched.mcount + sched.nruntime_threads);
 	mp->alllink = sched.allms;
 	sched.allms = mp;
 	g0->alllink = sched.allgs;
@@ -789,6 +790,7 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	struct g *gp = NULL;
 	bool fresh = false;
 
+	sysmon_ensure(); /* the child of a fork starts it on demand */
 	if (!attr->stackaddr && stacksize == stack_default_size() &&
 	    guard == stack_page_size())
 		gp = gfget(pp);
@@ -1096,6 +1098,65 @@ static void m0_g0_main(void *arg) __attribute__((noreturn));
 static void m0_g0_main(void *arg)
 {
 	schedule(arg);
+}
+
+/*
+ * In the child of fork (core/fork.c): gp (NULL for a thread goshim did not
+ * create) is the only goroutine, its M the only M, every P idle but the
+ * one it takes. The other Gs and Ms are dropped as they are: their lists
+ * may be half-updated by threads that are gone. The M's g0 starts over
+ * on its own stack, below where it left off to run gp.
+ */
+void sched_fork_child(struct g *gp)
+{
+	struct m *mp = gp ? gp->m : NULL;
+	uint64_t goidgen = atomic_load(&sched.goidgen);
+	int64_t mnext = sched.mnext;
+	char name[sizeof sched.main_name];
+
+	memcpy(name, sched.main_name, sizeof name);
+	memset(&sched, 0, sizeof sched);
+	memset(&mnew, 0, sizeof mnew);
+	atomic_store(&sched.goidgen, goidgen);
+	sched.mnext = mnext;
+	memcpy(sched.main_name, name, sizeof name);
+	for (int32_t i = 0; i < gomaxprocs; i++) {
+		struct p *pp = allp[i];
+		memset(pp, 0, sizeof *pp);
+		pp->id = i;
+		pp->status = P_IDLE;
+	}
+	for (int32_t i = gomaxprocs - 1; i > (mp ? 0 : -1); i--)
+		pidleput(allp[i]);
+	/* The thread itself still counts, as a live thread the program
+	 * sees: the process must not end when its last goroutine does. */
+	atomic_store(&sched.nlive, 1);
+	if (mp == NULL)
+		return;
+
+	struct g *g0 = mp->g0;
+	mp->p = mp->nextp = mp->oldp = NULL;
+	mp->spinning = false;
+	mp->tid = sys_gettid();
+	note_clear(&mp->park);
+	mp->schedlink = mp->alllink = NULL;
+	mp->mcall_fn = NULL;
+	mp->park_unlockf = NULL;
+	mp->park_lock = NULL;
+	arch_ctx_init(&g0->ctx, (char *)g0->ctx.sp - 256, g0->tcb, m0_g0_main,
+		      mp);
+	sched.allms = mp;
+	sched.mcount = 1;
+	g0->alllink = NULL;
+	gp->alllink = g0;
+	sched.allgs = gp;
+	/* Whoever was joining or detaching it is gone. */
+	atomic_store(&gp->jlock.v, 0);
+	gp->joiner = NULL;
+	gp->waitreason = NULL;
+	mp->curg = gp;
+	acquirep(mp, allp[0]);
+	atomic_store(&gp->status, G_RUNNING);
 }
 
 /* Make the running main thread the main goroutine on M0, with P0. M0's

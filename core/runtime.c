@@ -64,7 +64,7 @@ static void refuse(const char *why)
 static void check_settings(void)
 {
 	static const char *const known[] = {
-		"GOSHIM_DISABLE", "GOSHIM_STACK_SIZE",
+		"GOSHIM_DISABLE", "GOSHIM_STACK_SIZE", "GOSHIM_MAX_THREADS",
 	};
 	extern char **environ;
 
@@ -113,6 +113,7 @@ static void runtime_init(void)
 		return;
 	}
 	stack_init();
+	threadlimit_init();
 	prctl(PR_GET_NAME, sched.main_name);
 	sched_init(gomaxprocs_compute());
 	wire_init();

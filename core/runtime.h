@@ -261,6 +261,26 @@ int notify_wake_granted(_Atomic uint32_t *wait, _Atomic uint32_t *notify,
 
 void sched_init(int32_t procs);
 
+/* ---- fork.c: the child of fork keeps the calling goroutine (see fork.c)
+ * pthread_atfork hooks: last before the fork, first after it. */
+void fork_prepare(void);
+void fork_parent(void);
+void fork_child(void);
+/* Bumped in each child of fork: state a thread that did not come along
+ * left half-done (a pthread_once in progress) is told by it. */
+extern _Atomic uint32_t fork_generation;
+/* Each part of the runtime starts over in the child. */
+void sched_fork_child(struct g *gp);
+void sema_fork_child(void);
+void keys_fork_child(void);
+void sysmon_fork_child(void);
+
+/* ---- threadlimit.c: the cap on OS threads (Go's SetMaxThreads) ---- */
+void threadlimit_init(void);
+/* nthreads: the runtime's threads with the one being made; sched.alllock
+ * held. Past the cap the process ends, saying why. */
+void threadlimit_check(int32_t nthreads);
+
 /* ---- system calls (proc.c) and sysmon (sysmon.c) ----
  * Around a call that may block in the kernel: entersyscall leaves the P
  * behind for sysmon to hand to another M if the call takes long;
@@ -271,6 +291,7 @@ void exitsyscall(void);
  * it did. */
 bool retake_syscall_p(struct p *pp, int64_t now);
 void sysmon_start(void);
+void sysmon_ensure(void); /* start it if it is not running */
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
 void newm_start_pending(void); /* sysmon: start the Ms newm asked for */

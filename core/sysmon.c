@@ -19,6 +19,7 @@
 #define SYSMON_MAX_US 10000
 
 static struct note wake;
+static _Atomic bool running;
 
 void sysmon_wake(void)
 {
@@ -62,7 +63,10 @@ void sysmon_start(void)
 {
 	pthread_t t;
 	pthread_attr_t attr;
+	bool no = false;
 
+	if (!atomic_compare_exchange_strong(&running, &no, true))
+		return;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -70,4 +74,19 @@ void sysmon_start(void)
 		runtime_throw("cannot start sysmon");
 	pthread_attr_destroy(&attr);
 	sched.nruntime_threads++;
+}
+
+void sysmon_ensure(void)
+{
+	if (!atomic_load_explicit(&running, memory_order_relaxed))
+		sysmon_start();
+}
+
+/* In the child of fork the thread is gone: the next goroutine the child
+ * makes starts another (made from the goroutine that forked, which is a
+ * real glibc thread there). */
+void sysmon_fork_child(void)
+{
+	note_clear(&wake);
+	atomic_store(&running, false);
 }

@@ -24,6 +24,8 @@ void timer_del(struct timer *t);
 /* Run expired timers; returns the next deadline or -1. */
 int64_t timers_run(int64_t now);
 int64_t timers_next(void);
+/* In the child of fork: no timers (their goroutines are gone), unlocked. */
+void timers_fork_child(void);
 
 /* One idle M at a time sleeps until the next timer: claim that role (false
  * if another M has it), and give it up after waking. */

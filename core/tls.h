@@ -49,6 +49,14 @@ void tls_set_unwind_buf(void *tcb, void *buf);
 /* The bottom buffer of a TCB's unwind chain, or NULL. */
 void *tls_bottom_unwind_buf(void *tcb);
 unsigned long tls_pointer_guard(void *tcb);
+
+/* Before a goroutine forks: its TCB becomes a thread list of its own, as
+ * glibc's child code relinks the caller's TCB into its list. */
+void tls_fork_prepare(void *tcb);
+/* In the child of fork: the dlopen lock unlocked; m_tcb (the forking M's
+ * own TCB, or NULL) marked in use again; g_tcb (the forking goroutine's,
+ * or NULL) off glibc's thread list, where glibc's fork put it. */
+void tls_fork_child(void *m_tcb, void *g_tcb);
 pid_t tls_tid(void *tcb);
 
 /* After dlopen: initialise modules placed in static TLS in every

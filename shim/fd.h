@@ -17,10 +17,10 @@
 #include "../core/sys.h"
 #include "shim.h"
 
-/* The runtime runs, in this process (not a fork child): fds are tracked. */
+/* The runtime runs: fds are tracked. */
 static inline bool fd_tracked(void)
 {
-	return runtime_enabled && !netpoll_forked;
+	return runtime_enabled;
 }
 
 /* ...and the caller is a goroutine, so it may park. Threads goshim did not
