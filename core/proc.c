@@ -881,20 +881,21 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 /*
  * The M's thread keeps values a wired goroutine gave it and cannot be
  * given back (a raised nice value): the M ends, as Go ends the thread of
- * a goroutine that exits locked. M0 is the process's main thread, whose
- * exit glibc would take for the process's: it sleeps for good instead,
- * with every signal blocked.
+ * a goroutine that exits locked. The process's main thread (M0, or the
+ * forking M in a child), whose exit glibc would take for the process's,
+ * sleeps for good instead, with every signal blocked.
  */
 static void mexit(struct m *mp)
 {
 	handoffp(releasep(mp));
 	rlock_lock(&sched.lock);
 	sched.mcount--;
-	if (mp->id == 0)
+	bool main_thread = mp->tid == sys_getpid();
+	if (main_thread)
 		sched.nruntime_threads++; /* still a thread (checkdead) */
 	rlock_unlock(&sched.lock);
 	atomic_store(&mp->g0->status, G_DEAD);
-	if (mp->id != 0)
+	if (!main_thread)
 		real.pthread_exit(NULL); /* g0 is the thread's own identity */
 	idle_signals_block(mp);
 	for (;;)
