@@ -570,6 +570,10 @@ static void mcall(mcall_fn fn)
 	struct m *mp = gp->m;
 	mp->mcall_fn = fn;
 	arch_switch(&gp->ctx, &mp->g0->ctx);
+	if (__builtin_expect(atomic_load_explicit(&gp->sigpending,
+						  memory_order_relaxed) != 0,
+			     0))
+		gsignal_deliver(gp);
 }
 
 /* ---- park and ready ----------------------------------------------------- */
@@ -763,6 +767,8 @@ static void g_entry(void *arg)
 	__pthread_unwind_buf_t ub;
 
 	tls_enter(gp);
+	if (atomic_load(&gp->sigpending))
+		gsignal_deliver(gp);
 	/* As glibc's start_thread: pthread_exit unwinds the stack (running
 	 * cleanup handlers and C++ destructors) and longjmps here. */
 #pragma GCC diagnostic push
@@ -839,6 +845,7 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	gp->scope = attr->scope;
 	gp->req_stacksize = stacksize;
 	gp->attrs = attr->attrs;
+	atomic_store(&gp->sigpending, 0);
 	/* ...and its signal mask, as pthread_create gives it. */
 	gp->sigmask = on_goroutine() ? me->sigmask : thread_sigmask();
 	/* Linux threads inherit the creator's name. */

@@ -9,6 +9,7 @@
 #define GOSHIM_REAL_H
 
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/select.h>
@@ -31,6 +32,8 @@ struct real_fns {
 				     const struct sched_param *);
 	int (*pthread_getschedparam)(pthread_t, int *, struct sched_param *);
 	int (*pthread_setschedprio)(pthread_t, int);
+	int (*pthread_kill)(pthread_t, int);
+	int (*pthread_sigqueue)(pthread_t, int, const union sigval);
 	int (*pthread_key_create)(pthread_key_t *, void (*)(void *));
 	int (*pthread_key_delete)(pthread_key_t);
 	void *(*pthread_getspecific)(pthread_key_t);

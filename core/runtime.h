@@ -93,6 +93,8 @@ struct g {
 	/* Its signal mask (the kernel's 64-bit sigset): the M's thread
 	 * carries it while the G runs; new goroutines inherit it. */
 	uint64_t sigmask;
+	/* Signals sent to it (pthread_kill) while it was not on an M. */
+	_Atomic uint64_t sigpending;
 
 	/* Wired to an M (wire.h): its own thread values, jlock-guarded. */
 	struct m *lockedm;
@@ -193,6 +195,13 @@ static inline bool on_goroutine(void)
 uint64_t thread_sigmask(void);
 /* Set it, remembering it in mp->sigmask (no call if already so). */
 void m_set_sigmask(struct m *mp, uint64_t mask);
+
+/* ---- gsignal.c: pthread_kill to a goroutine ---- */
+int gsignal_send(struct g *gp, int sig); /* 0 or errno */
+/* On gp: raise what was kept for it and its mask lets through. */
+void gsignal_deliver(struct g *gp);
+/* Take one kept signal that is in set (sigwait); 0 if none. */
+int gsignal_take(struct g *gp, uint64_t set);
 
 /* ---- runtime.c ---- */
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */

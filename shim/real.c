@@ -46,6 +46,8 @@ void real_init(void)
 	real.pthread_setschedparam = must("pthread_setschedparam");
 	real.pthread_getschedparam = must("pthread_getschedparam");
 	real.pthread_setschedprio = must("pthread_setschedprio");
+	real.pthread_kill = must("pthread_kill");
+	real.pthread_sigqueue = must("pthread_sigqueue");
 	real.pthread_key_create = must("pthread_key_create");
 	real.pthread_key_delete = must("pthread_key_delete");
 	real.pthread_getspecific = must("pthread_getspecific");

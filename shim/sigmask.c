@@ -37,6 +37,8 @@ static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
 						    : nset;
 		gp->sigmask = now;
 		gp->m->sigmask = now;
+		if (atomic_load(&gp->sigpending) & ~now)
+			gsignal_deliver(gp);
 	}
 	return 0;
 }
