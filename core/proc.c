@@ -300,6 +300,7 @@ uint64_t thread_sigmask(void)
 
 void m_set_sigmask(struct m *mp, uint64_t mask)
 {
+	mp->sigmask_dead = false;
 	if (mp->sigmask == mask)
 		return;
 	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
@@ -370,6 +371,11 @@ top:
 		if (gp)
 			return gp;
 	}
+	/* A goroutine that ended left its mask on the thread: no process
+	 * signal may land on it while this M searches (a short search
+	 * straight into the next goroutine costs no system call). */
+	if (mp->sigmask_dead)
+		idle_signals_block(mp);
 	/* Goroutines whose fds are ready, onto this P's queue (Go polls here
 	 * without blocking unless an M is blocked in netpoll). */
 	if (netpoll_check() > 0) {
@@ -919,6 +925,7 @@ static struct g *goexit0(struct g *gp)
 		keep_m = wire_release(mp, gp);
 	gp->m = NULL;
 	gp->tls_used = true;
+	mp->sigmask_dead = true;
 	go_exited(gp);
 	if (!keep_m)
 		mexit(mp);

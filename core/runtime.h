@@ -122,6 +122,7 @@ struct m {
 	void *park_lock;
 	uint32_t fastrand;
 	uint64_t sigmask; /* what the thread's signal mask is now */
+	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
 	struct g *lockedg; /* the goroutine wired to it, if any */
 };
 
