@@ -488,12 +488,7 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
  */
 static void stoplockedm(struct m *mp)
 {
-	/* An M that has nothing to run keeps the timers (findrunnable);
-	 * this one will not: with timers pending, the P goes to an M that
-	 * looks for work, and becomes their keeper if it finds none. */
-	if (mp->p && timers_next() >= 0)
-		startm(releasep(mp), false);
-	else if (mp->p)
+	if (mp->p)
 		handoffp(releasep(mp));
 	rlock_lock(&sched.lock);
 	sched.nmidlelocked++;
@@ -1069,6 +1064,13 @@ static void handoffp(struct p *pp)
 	if (atomic_load(&sched.nmspinning) + atomic_load(&sched.npidle) == 0 &&
 	    atomic_compare_exchange_strong(&sched.nmspinning, &zero, 1)) {
 		startm(pp, true);
+		return;
+	}
+	/* Timers are kept by an M that found nothing to run (findrunnable);
+	 * with none such, the P goes to an M that looks for work and becomes
+	 * their keeper if it finds none. */
+	if (timers_next() >= 0 && !timers_have_sleeper()) {
+		startm(pp, false);
 		return;
 	}
 	rlock_lock(&sched.lock);

@@ -157,6 +157,11 @@ bool timers_claim_sleeper(struct m *mp, int64_t until)
 	return true;
 }
 
+bool timers_have_sleeper(void)
+{
+	return atomic_load(&tt.sleeper) != NULL;
+}
+
 void timers_release_sleeper(void)
 {
 	atomic_store(&tt.sleep_until, INT64_MAX);

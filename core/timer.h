@@ -32,6 +32,8 @@ void timers_fork_child(void);
 struct m;
 bool timers_claim_sleeper(struct m *mp, int64_t until);
 void timers_release_sleeper(void);
+/* Some idle M sleeps until the next timer. */
+bool timers_have_sleeper(void);
 /* proc.c: wake an idle M without giving it a P. */
 void m_kick(struct m *mp);
 
