@@ -61,7 +61,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(PROG_C)) \
 	$(patsubst tests/progs/%.cc,$(B)/tests/progs/%,$(PROG_CXX))
 
 # Test programs are plain pthreads programs: they know nothing of goshim.
-$(B)/tests/progs/%: tests/progs/%.c
+$(B)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread
 
