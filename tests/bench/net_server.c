@@ -4,10 +4,10 @@
  * generator, accepts CONNS connections with one blocking thread each
  * (default attributes), and each thread echoes what it reads until EOF.
  * Once every connection has ended it prints "rss_peak_kib N" (VmHWM from
- * /proc/self/status: the peak over the whole run) and "cpu_us_per_req N"
- * (its user + system CPU time, start-up included, per 64 bytes echoed:
- * a figure that other load on the machine disturbs less than requests/s)
- * and exits. Run natively
+ * /proc/self/status: the peak over the whole run), "cpu_us_per_req N"
+ * and "cswitch_per_req N" (its user + system CPU time and its context
+ * switches, start-up included, per 64 bytes echoed: figures that other
+ * load on the machine disturbs less than requests/s) and exits. Run natively
  * and under goshim alike; net_server.go is the Go counterpart. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -113,6 +113,8 @@ int main(int argc, char **argv)
 		double us = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
 			    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
 		printf("cpu_us_per_req %.2f\n", us / (double)(echoed / 64));
+		printf("cswitch_per_req %.3f\n",
+		       (double)(ru.ru_nvcsw + ru.ru_nivcsw) / (double)(echoed / 64));
 	}
 	return 0;
 }

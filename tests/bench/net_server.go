@@ -3,8 +3,8 @@
 // 127.0.0.1 (an ephemeral port), prints "port N", accepts CONNS
 // connections with one goroutine each, echoes what each reads until EOF,
 // and once every connection has ended prints "rss_peak_kib N" (VmHWM from
-// /proc/self/status) and "cpu_us_per_req N" (user + system CPU time per
-// 64 bytes echoed) and exits.
+// /proc/self/status), "cpu_us_per_req N" and "cswitch_per_req N" (user +
+// system CPU time and context switches per 64 bytes echoed) and exits.
 package main
 
 import (
@@ -84,5 +84,6 @@ func main() {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil && echoed >= 64 {
 		us := float64(ru.Utime.Sec+ru.Stime.Sec)*1e6 + float64(ru.Utime.Usec+ru.Stime.Usec)
 		fmt.Printf("cpu_us_per_req %.2f\n", us/float64(echoed/64))
+		fmt.Printf("cswitch_per_req %.3f\n", float64(ru.Nvcsw+ru.Nivcsw)/float64(echoed/64))
 	}
 }

@@ -8,9 +8,9 @@
 # server, each driven by the same native single-threaded epoll load
 # generator (closed loop, one 64-byte request in flight per connection),
 # and prints one table: requests/s, p50 and p99 latency, the server's CPU
-# time per request (start-up included; less disturbed than requests/s by
-# other load on the machine), peak OS threads (tests/tools/threadpeak) and
-# peak RSS (its VmHWM), with ratios.
+# time and context switches per request (start-up included; less disturbed
+# than requests/s by other load on the machine), peak OS threads
+# (tests/tools/threadpeak) and peak RSS (its VmHWM), with ratios.
 #
 # Environment: NET_BENCH_CONNS (default "100 1000 10000"),
 # NET_BENCH_WARMUP_MS (500), NET_BENCH_MEASURE_MS (3000),
@@ -179,6 +179,7 @@ for n in $conns_list; do
 	row "$n" "p50 latency, us" p50_us
 	row "$n" "p99 latency, us" p99_us "" "$t2"
 	row "$n" "server CPU/req, us" cpu_us_per_req
+	row "$n" "ctx switches/req" cswitch_per_req
 	row "$n" "peak OS threads" peak
 	row "$n" "peak RSS, MiB" rss_peak_kib 1024 "$t3"
 done
