@@ -91,7 +91,8 @@ run() {
 	THREADPEAK_OUT=$p.peak timeout -k 5 "$tmo" "$tp" "$@" "$n" >"$p.out" 2>"$p.err" </dev/null &
 	server=$!
 	for _ in $(seq 200); do
-		port=$(awk '$1 == "port" { print $2 }' "$p.out" 2>/dev/null)
+		# (the server may not have made the file yet)
+		port=$(awk '$1 == "port" { print $2 }' "$p.out" 2>/dev/null || true)
 		[[ -n $port ]] && break
 		kill -0 "$server" 2>/dev/null || break
 		sleep 0.05
