@@ -12,13 +12,13 @@
  *
  * Server: an acceptor thread accepts CONNS connections and starts one
  * handler thread per connection; the handlers meet at a barrier once all
- * CONNS are accepted (natively that is CONNS + 2 threads in the server at
- * once), then each echoes until EOF with blocking read and write (or send),
- * hashing every byte it read. Client: CONNS threads each connect, meet at
- * a barrier (all connections open at once), do ROUNDS round trips of
- * 1..MAXMSG bytes derived from the thread's index with a call family per
- * thread (read/write, recv/send, readv/writev, sendmsg + MSG_WAITALL),
- * compare what comes back, meet again, close.
+ * CONNS are accepted (natively the server then has CONNS handler threads
+ * and its main thread), then each echoes until EOF with blocking read and
+ * write (or send), hashing every byte it read. Client: CONNS threads
+ * each connect, meet at a barrier (all connections open at once), do
+ * ROUNDS round trips of 1..MAXMSG bytes derived from the thread's index
+ * with a call family per thread (read/write, recv/send, readv/writev,
+ * sendmsg + MSG_WAITALL), compare what comes back, meet again, close.
  *
  * Every byte is checked three ways: the client compares each message, the
  * client's and the server's per-connection FNV-1a hashes are summed and
@@ -32,8 +32,8 @@
  * most a quarter of the range (IP_BIND_ADDRESS_NO_PORT: the port is
  * still chosen at connect), as a load generator does.
  *
- * A program that includes this defines nothing: the numbers come from its
- * goshim-test args line.
+ * The programs that include this are nothing but their goshim-test
+ * header lines: the numbers come from its args line.
  */
 #include <arpa/inet.h>
 #include <errno.h>
