@@ -126,6 +126,7 @@ static void *m_thread_main(void *arg)
 	g_current = g0;
 	mp->tid = tls_tid(g0->tcb);
 	mp->sigmask = thread_sigmask(); /* sysmon's, until a G runs */
+	mp->altstack = thread_altstack();
 	acquirep(mp, mp->nextp);
 	mp->nextp = NULL;
 	schedule(mp);
@@ -307,6 +308,26 @@ void m_set_sigmask(struct m *mp, uint64_t mask)
 	mp->sigmask = mask;
 }
 
+stack_t thread_altstack(void)
+{
+	stack_t ss = { .ss_flags = SS_DISABLE };
+	SYS2(SYS_sigaltstack, NULL, &ss);
+	ss.ss_flags &= ~SS_ONSTACK;
+	return ss;
+}
+
+/* A goroutine brings its sigaltstack to the M that runs it (most have
+ * none, like the M: no call). */
+static void m_set_altstack(struct m *mp, const stack_t *ss)
+{
+	if (mp->altstack.ss_sp == ss->ss_sp &&
+	    mp->altstack.ss_size == ss->ss_size &&
+	    mp->altstack.ss_flags == ss->ss_flags)
+		return;
+	SYS2(SYS_sigaltstack, ss, NULL);
+	mp->altstack = *ss;
+}
+
 /*
  * A process-directed signal goes to any thread that does not block it. An
  * idle M runs no goroutine that could want it (a goroutine in sigsuspend
@@ -475,6 +496,7 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 	gp->m = mp;
 	atomic_store(&gp->status, G_RUNNING);
 	m_set_sigmask(mp, gp->sigmask);
+	m_set_altstack(mp, &gp->altstack);
 	if (__builtin_expect(gp->attrs != NULL, 0))
 		wire_adopt(mp, gp);
 	if (!inherit_time)
@@ -847,6 +869,8 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	gp->req_stacksize = stacksize;
 	gp->attrs = attr->attrs;
 	atomic_store(&gp->sigpending, 0);
+	/* A new thread has no alternate signal stack. */
+	gp->altstack = (stack_t){ .ss_flags = SS_DISABLE };
 	/* ...and its signal mask, as pthread_create gives it. */
 	gp->sigmask = on_goroutine() ? me->sigmask : thread_sigmask();
 	/* Linux threads inherit the creator's name. */
@@ -1220,6 +1244,8 @@ void sched_init(int32_t procs)
 	maing->status = G_RUNNING;
 	maing->sigmask = thread_sigmask();
 	m0->sigmask = maing->sigmask;
+	maing->altstack = thread_altstack();
+	m0->altstack = maing->altstack;
 	memcpy(maing->name, sched.main_name, sizeof maing->name);
 	rlock_lock(&sched.alllock);
 	maing->alllink = sched.allgs;

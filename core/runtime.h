@@ -95,6 +95,7 @@ struct g {
 	uint64_t sigmask;
 	/* Signals sent to it (pthread_kill) while it was not on an M. */
 	_Atomic uint64_t sigpending;
+	stack_t altstack; /* its sigaltstack; the M's while it runs */
 
 	/* Wired to an M (wire.h): its own thread values, jlock-guarded. */
 	struct m *lockedm;
@@ -123,6 +124,7 @@ struct m {
 	uint32_t fastrand;
 	uint64_t sigmask; /* what the thread's signal mask is now */
 	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
+	stack_t altstack;  /* the thread's sigaltstack now */
 	struct g *lockedg; /* the goroutine wired to it, if any */
 };
 
@@ -196,6 +198,8 @@ static inline bool on_goroutine(void)
 uint64_t thread_sigmask(void);
 /* Set it, remembering it in mp->sigmask (no call if already so). */
 void m_set_sigmask(struct m *mp, uint64_t mask);
+/* The thread's sigaltstack, read back as the kernel keeps it. */
+stack_t thread_altstack(void);
 
 /* ---- gsignal.c: pthread_kill to a goroutine ---- */
 int gsignal_send(struct g *gp, int sig); /* 0 or errno */
