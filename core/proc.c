@@ -808,6 +808,18 @@ static void g_entry(void *arg)
 	go_exit(getg()->retval);
 }
 
+/* A cached G that could not be given a stack goes back, stackless: it
+ * stays on allgs, so it is never freed. */
+static void g_putback(struct g *gp)
+{
+	gp->tls_used = false;
+	rlock_lock(&sched.gflock);
+	gp->schedlink = sched.gfree;
+	sched.gfree = gp;
+	sched.ngfree++;
+	rlock_unlock(&sched.gflock);
+}
+
 struct g *go_spawn(void *(*fn)(void *), void *arg,
 		   const struct spawn_attr *attr, void **handle, int *err)
 {
@@ -827,14 +839,14 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 		/* A cached G without a stack: give it one. */
 		*err = stack_alloc(gp, stacksize, guard);
 		if (*err) {
-			free(gp);
+			g_putback(gp);
 			return NULL;
 		}
 	} else if (gp && gp->tls_used) {
 		if (!tls_reset(gp->tcb)) {
 			*err = EAGAIN;
 			stack_free(gp);
-			free(gp);
+			g_putback(gp);
 			return NULL;
 		}
 	}
