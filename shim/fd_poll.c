@@ -308,7 +308,11 @@ static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 	n = 0;
 	for (int fd = 0; fd < nfds; fd++) {
 		unsigned m = select_modes(&a, fd);
-		if (m) {
+		/* An fd that is not open passed the look only because it
+		 * lies beyond the fd table, where Linux does not read the
+		 * sets: it waits for nothing (its EBADF from netpoll_wait
+		 * would have the loop spin). */
+		if (m && SYS2(SYS_fcntl, fd, F_GETFD) >= 0) {
 			reqs[n].fd = fd;
 			reqs[n++].modes = m;
 		}
