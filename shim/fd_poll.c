@@ -243,9 +243,9 @@ struct sigmask_arg {
 
 struct select_args {
 	int nfds;
-	size_t bytes;	 /* of each set in use, as the kernel reads them */
-	fd_set *set[3];	 /* the program's: read, write, except */
-	fd_set look[3];	 /* what a look may overwrite */
+	size_t bytes;	  /* of each set in use, as the kernel reads them */
+	fd_set *set[3];	  /* the program's: read, write, except */
+	uint64_t *look[3]; /* what a look may overwrite */
 	struct sigmask_arg *mask;
 };
 
@@ -253,10 +253,10 @@ static long select_look(void *arg)
 {
 	struct select_args *a = arg;
 	struct timespec zero = { 0, 0 };
-	fd_set *s[3];
+	uint64_t *s[3];
 
 	for (int i = 0; i < 3; i++) {
-		s[i] = a->set[i] ? &a->look[i] : NULL;
+		s[i] = a->set[i] ? a->look[i] : NULL;
 		if (s[i])
 			memcpy(s[i], a->set[i], a->bytes);
 	}
@@ -268,43 +268,83 @@ static long select_look(void *arg)
 	return r;
 }
 
+/* Bit fd of a set of any size, as the kernel reads it. */
+static bool in_set(const fd_set *set, int fd)
+{
+	return set && ((const uint64_t *)set)[fd / 64] >> (fd % 64) & 1;
+}
+
 /* What fd waits for: the read and except sets (EPOLLPRI wakes readers)
  * read, the write set write. */
 static unsigned select_modes(const struct select_args *a, int fd)
 {
 	unsigned m = 0;
 
-	if ((a->set[0] && FD_ISSET(fd, a->set[0])) ||
-	    (a->set[2] && FD_ISSET(fd, a->set[2])))
+	if (in_set(a->set[0], fd) || in_set(a->set[2], fd))
 		m |= NP_READ;
-	if (a->set[1] && FD_ISSET(fd, a->set[1]))
+	if (in_set(a->set[1], fd))
 		m |= NP_WRITE;
 	return m;
 }
 
-/* select and pselect on a goroutine, 0 <= nfds <= FD_SETSIZE: the count,
- * or -errno. */
+/* The size of the fd table (FDSize in /proc/self/status): Linux reads a
+ * set larger than fd_set only that far, so may the looks. -errno if it
+ * cannot be read. */
+static int fd_table_size(void)
+{
+	char buf[1024], *at;
+	int fd = sys_open("/proc/self/status", O_RDONLY);
+	long n;
+
+	if (fd < 0)
+		return fd;
+	n = sys_read(fd, buf, sizeof buf - 1);
+	sys_close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = 0;
+	at = strstr(buf, "\nFDSize:");
+	return at ? atoi(at + 8) : -ENOENT;
+}
+
+/* select and pselect on a goroutine, nfds >= 0: the count, or -errno. */
 static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 			int64_t deadline, const sigset_t *mask)
 {
 	struct sigmask_arg sm = { mask, SIGSET_BYTES };
-	struct select_args a = { nfds, (size_t)(nfds + 63) / 64 * 8,
-				 { rd, wr, ex }, { { { 0 } } },
+	struct select_args a = { nfds, 0, { rd, wr, ex }, { NULL },
 				 mask ? &sm : NULL };
+	uint64_t few_sets[3][FD_SETSIZE / 64], *sets = few_sets[0];
 	struct netpoll_req few[FEW], *reqs;
 	struct timespec ts;
-	bool native;
+	bool native = false;
 	long r;
 	int n = 0;
 
+	if (nfds > FD_SETSIZE) {
+		int max = fd_table_size();
+		if (max < 0)
+			goto blocking;
+		/* Bits beyond are not read: the same call, on what is. */
+		if (nfds > max)
+			nfds = a.nfds = max;
+	}
+	a.bytes = (size_t)(nfds + 63) / 64 * 8;
+	if (a.bytes > sizeof few_sets[0] &&
+	    (sets = malloc(3 * a.bytes)) == NULL)
+		goto blocking;
+	for (int i = 0; i < 3; i++)
+		a.look[i] = sets + i * a.bytes / 8;
 	r = select_look(&a);
 	if (r != 0)
-		return r;
+		goto out;
 	for (int fd = 0; fd < nfds; fd++)
 		n += select_modes(&a, fd) != 0;
 	reqs = reqs_alloc(few, (size_t)n);
-	if (reqs == NULL)
-		return -ENOMEM;
+	if (reqs == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
 	n = 0;
 	for (int fd = 0; fd < nfds; fd++) {
 		unsigned m = select_modes(&a, fd);
@@ -320,14 +360,18 @@ static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 	r = wait_loop(select_look, &a, reqs, n, deadline, &native);
 	if (reqs != few)
 		free(reqs);
-	if (native)
-		return IN_SYSCALL(SYS6(SYS_pselect6, nfds, rd, wr, ex,
-				       time_left(&ts, deadline), a.mask));
 	/* Timed out: nothing is ready, all sets come back empty. */
-	for (int i = 0; i < 3 && r == 0; i++)
+	for (int i = 0; i < 3 && r == 0 && !native; i++)
 		if (a.set[i])
 			memset(a.set[i], 0, a.bytes);
-	return r;
+out:
+	if (sets != few_sets[0])
+		free(sets);
+	if (!native)
+		return r;
+blocking:
+	return IN_SYSCALL(SYS6(SYS_pselect6, nfds, rd, wr, ex,
+			       time_left(&ts, deadline), a.mask));
 }
 
 static long raw_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
@@ -345,16 +389,13 @@ GOSHIM_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 			 struct timeval *tv)
 {
 	int64_t deadline = -1;
-	struct timespec left;
+	struct timespec left = { 0, 0 };
 	long r;
 
 	if (!fd_parks() || nfds < 0 ||
 	    (tv && tv->tv_sec == 0 && tv->tv_usec == 0))
 		return (int)FD_REAL(select, raw_select(nfds, rd, wr, ex, tv),
 				    nfds, rd, wr, ex, tv);
-	/* Larger sets than fd_set: the C library's call, P handed off. */
-	if (nfds > FD_SETSIZE)
-		return IN_SYSCALL(real.select(nfds, rd, wr, ex, tv));
 	if (tv && (tv->tv_sec < 0 || tv->tv_usec < 0))
 		return (int)fd_ret(-EINVAL);
 	if (tv)
@@ -392,8 +433,6 @@ GOSHIM_EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 		return (int)FD_REAL(pselect,
 				    raw_pselect(nfds, rd, wr, ex, ts, mask),
 				    nfds, rd, wr, ex, ts, mask);
-	if (nfds > FD_SETSIZE)
-		return IN_SYSCALL(real.pselect(nfds, rd, wr, ex, ts, mask));
 	if (ts && !ts_valid(ts))
 		return (int)fd_ret(-EINVAL);
 	return (int)fd_ret(

@@ -2,9 +2,12 @@
 // Linux gives them: EINVAL for nfds < 0 and for a negative timeout, EBADF
 // for a closed fd in a set (at once, with the time left written back), a
 // set bit beyond the fd table (ignored, so the wait runs out), a timeout
-// with tv_usec over a second, sets larger than fd_set (nfds 4096) woken by
-// another thread's write on one P, and poll's POLLNVAL next to a ready fd.
+// with tv_usec over a second, poll's POLLNVAL next to a ready fd, and sets
+// larger than fd_set: 16 threads each in select with nfds 32768 for an fd
+// above 4000, woken by writes on one P (bits beyond the fd table left as they were),
+// and a closed fd above FD_SETSIZE (EBADF).
 // goshim-test: env=GOMAXPROCS=1
+// goshim-test: native-min-threads=17
 // goshim-test: shim-max-threads=GOMAXPROCS+4
 // goshim-test: timeout=60
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #define BIGFDS 4096
+#define NBIG 16
 
 static void die(const char *what)
 {
@@ -44,13 +48,104 @@ static int64_t ms_now(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void *write_later(void *arg)
+/* Bits of a set of any size (FD_SET may be checked against FD_SETSIZE). */
+#define WORD_BITS (8 * (int)sizeof(unsigned long))
+
+static void bit_set(unsigned long *set, int fd)
 {
-	int fd = (int)(intptr_t)arg;
-	usleep(30000);
-	if (write(fd, "w", 1) != 1)
-		die("write");
+	set[fd / WORD_BITS] |= 1UL << (fd % WORD_BITS);
+}
+
+static int bit_isset(const unsigned long *set, int fd)
+{
+	return set[fd / WORD_BITS] >> (fd % WORD_BITS) & 1;
+}
+
+struct big_waiter {
+	int p[2];
+	int high; /* p[0] again, above FD_SETSIZE */
+	int ok;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t all_in = PTHREAD_COND_INITIALIZER;
+static int in;
+
+/* nfds far beyond the fd table (fds < BIGFDS): bits there are neither
+ * looked at nor written. */
+static void *select_big(void *arg)
+{
+	struct big_waiter *w = arg;
+	unsigned long *set = calloc(8 * BIGFDS / 8, 1);
+	struct timeval tv = { 10, 0 };
+
+	if (set == NULL)
+		die("calloc");
+	bit_set(set, w->high);
+	bit_set(set, 8 * BIGFDS - 10);
+	pthread_mutex_lock(&lock);
+	if (++in == NBIG)
+		pthread_cond_signal(&all_in);
+	pthread_mutex_unlock(&lock);
+	w->ok = select(8 * BIGFDS, (fd_set *)set, NULL, NULL, &tv) == 1 &&
+		bit_isset(set, w->high) && bit_isset(set, 8 * BIGFDS - 10);
+	free(set);
 	return NULL;
+}
+
+/* Larger sets than fd_set: NBIG threads each wait for an fd above 4000,
+ * woken by writes on one P; then a closed fd in the table: EBADF. */
+static void big_sets(void)
+{
+	static struct big_waiter w[NBIG];
+	pthread_t t[NBIG];
+	struct rlimit rl;
+	int ok = 0, e;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < BIGFDS &&
+	    rl.rlim_max >= BIGFDS) {
+		rl.rlim_cur = BIGFDS;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (int i = 0; i < NBIG; i++) {
+		if (pipe(w[i].p))
+			die("pipe");
+		w[i].high = dup2(w[i].p[0], BIGFDS - 1 - i);
+		if (w[i].high < 0)
+			die("dup2");
+		if ((e = pthread_create(&t[i], NULL, select_big, &w[i]))) {
+			errno = e;
+			die("pthread_create");
+		}
+	}
+	pthread_mutex_lock(&lock);
+	while (in < NBIG)
+		pthread_cond_wait(&all_in, &lock);
+	pthread_mutex_unlock(&lock);
+	usleep(20000);
+	for (int i = 0; i < NBIG; i++)
+		if (write(w[i].p[1], "b", 1) != 1)
+			die("write");
+	for (int i = 0; i < NBIG; i++) {
+		pthread_join(t[i], NULL);
+		ok += w[i].ok;
+		close(w[i].p[0]);
+		close(w[i].p[1]);
+		close(w[i].high);
+	}
+	printf("%d threads in select with nfds %d: %d woken\n", NBIG,
+	       8 * BIGFDS, ok);
+	check(ok == NBIG, "sets larger than fd_set");
+
+	unsigned long *set = calloc(8 * BIGFDS / 8, 1);
+	struct timeval tv = { 2, 0 };
+	if (set == NULL)
+		die("calloc");
+	bit_set(set, BIGFDS - 1);
+	check(select(8 * BIGFDS, (fd_set *)set, NULL, NULL, &tv) == -1 &&
+		      errno == EBADF,
+	      "a closed fd above FD_SETSIZE in the table: EBADF");
+	free(set);
 }
 
 int main(void)
@@ -122,34 +217,7 @@ int main(void)
 		      tv.tv_usec == 0,
 	      "tv_usec = 1.1 s waits 1.1 s");
 
-	/* Larger sets than fd_set: nfds 4096 and an fd above 1024. */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < BIGFDS + 1 &&
-	    rl.rlim_max > BIGFDS) {
-		rl.rlim_cur = BIGFDS + 1;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	int high = dup2(p[0], BIGFDS - 2);
-	if (high < 0)
-		die("dup2");
-	fd_set *big = calloc(BIGFDS / 8, 1);
-	if (big == NULL)
-		die("calloc");
-	FD_SET(high, big);
-	pthread_t t;
-	int e = pthread_create(&t, NULL, write_later, (void *)(intptr_t)p[1]);
-	if (e) {
-		errno = e;
-		die("pthread_create");
-	}
-	tv = (struct timeval){ 10, 0 };
-	t0 = ms_now();
-	check(select(BIGFDS, big, NULL, NULL, &tv) == 1 && FD_ISSET(high, big) &&
-		      ms_now() - t0 < 5000,
-	      "nfds 4096, woken by a write on one P");
-	pthread_join(t, NULL);
-	free(big);
-	close(high);
+	big_sets();
 
 	close(p[0]);
 	close(p[1]);
