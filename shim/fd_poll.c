@@ -73,14 +73,18 @@ static int64_t deadline_ms(int ms)
 	return ms < 0 ? -1 : deadline_in(ms * 1000000LL);
 }
 
+/* sec >= 0 and 0 <= nsec < 1e9 from now; too far saturates. */
+static int64_t deadline_sec(int64_t sec, int64_t nsec)
+{
+	return deadline_in(sec > INT64_MAX / 1000000000 - 1
+				   ? INT64_MAX
+				   : sec * 1000000000 + nsec);
+}
+
 /* A valid timespec, NULL for none. */
 static int64_t deadline_ts(const struct timespec *ts)
 {
-	if (ts == NULL)
-		return -1;
-	return deadline_in(ts->tv_sec > INT64_MAX / 1000000000 - 1
-				   ? INT64_MAX
-				   : ts->tv_sec * 1000000000 + ts->tv_nsec);
+	return ts ? deadline_sec(ts->tv_sec, ts->tv_nsec) : -1;
 }
 
 static bool ts_valid(const struct timespec *ts)
@@ -398,11 +402,13 @@ GOSHIM_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 				    nfds, rd, wr, ex, tv);
 	if (tv && (tv->tv_sec < 0 || tv->tv_usec < 0))
 		return (int)fd_ret(-EINVAL);
+	/* tv_usec may hold more than a second, as for the kernel. */
 	if (tv)
-		deadline = deadline_in(
-			tv->tv_sec > INT64_MAX / 1000000000 - 1
+		deadline = deadline_sec(
+			tv->tv_usec / 1000000 > INT64_MAX - tv->tv_sec
 				? INT64_MAX
-				: tv->tv_sec * 1000000000 + tv->tv_usec * 1000);
+				: tv->tv_sec + tv->tv_usec / 1000000,
+			tv->tv_usec % 1000000 * 1000);
 	r = select_park(nfds, rd, wr, ex, deadline, NULL);
 	/* Linux tells select's caller how much of the timeout is left. */
 	if (tv) {
