@@ -250,9 +250,11 @@ static void signals(void)
 	check(ppoll(&pf, 1, &short_ts, &usr1) == 0 && handled == 2 &&
 		      ms_now() - t0 >= 60,
 	      "a mask that blocks it: the wait runs out");
+	/* That wait parked: the goroutine may have moved to another OS
+	 * thread, away from the one the signal is pending on (raise
+	 * directs it at a thread): its delivery now is not checked. */
 	if (sigprocmask(SIG_UNBLOCK, &usr1, NULL))
 		die("sigprocmask");
-	check(handled == 3, "delivered once unblocked");
 	close(p[0]);
 	close(p[1]);
 }
