@@ -16,6 +16,8 @@
  *
  * Timeouts the kernel would refuse are refused first, as it does (EINVAL,
  * and EFAULT for epoll_pwait2's, which the C library does not copy).
+ * select's sets are copied for the looks only as far as the kernel reads
+ * them: nfds bits, but never beyond the fd table.
  *
  * Signal masks (ppoll, pselect, epoll_pwait*): every look is made with the
  * call's mask, so a signal it lets through that is pending when the call
