@@ -29,6 +29,7 @@ enum fd_kind {
 	FD_OTHER,  /* anything goshim leaves to the C library (files, ttys) */
 	FD_PIPE,   /* pipe: per-call RWF_NOWAIT, readiness from epoll */
 	FD_SOCKET, /* socket: MSG_DONTWAIT or RWF_NOWAIT */
+	FD_EVENT,  /* eventfd, timerfd, signalfd, inotify: shim/fd_event.c */
 };
 
 struct pd;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/select.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -127,6 +128,16 @@ struct real_fns {
 	int (*connect)(int, __CONST_SOCKADDR_ARG, socklen_t);
 	int (*poll)(struct pollfd *, nfds_t, int);
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *,
+		     const sigset_t *);
+	int (*pselect)(int, fd_set *, fd_set *, fd_set *,
+		       const struct timespec *, const sigset_t *);
+	int (*epoll_wait)(int, struct epoll_event *, int, int);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int,
+			   const sigset_t *);
+	/* NULL before glibc 2.35 */
+	int (*epoll_pwait2)(int, struct epoll_event *, int,
+			    const struct timespec *, const sigset_t *);
 	int (*close)(int);
 	int (*socket)(int, int, int);
 	int (*socketpair)(int, int, int, int[2]);

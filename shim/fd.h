@@ -58,6 +58,10 @@ bool fd_nonblocking(int fd);
  * 0, or -errno. */
 long fd_ready(int fd, short events, bool wait);
 
+/* A blocking read (readv) or write (writev) on an FD_EVENT fd
+ * (shim/fd_event.c): count or -errno. */
+long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write);
+
 /* glibc's _FORTIFY_SOURCE failure: "buffer overflow detected". */
 void __chk_fail(void) __attribute__((noreturn));
 

@@ -128,6 +128,11 @@ void real_init(void)
 	real.connect = must("connect");
 	real.poll = must("poll");
 	real.select = must("select");
+	real.ppoll = must("ppoll");
+	real.pselect = must("pselect");
+	real.epoll_wait = must("epoll_wait");
+	real.epoll_pwait = must("epoll_pwait");
+	real.epoll_pwait2 = dlsym(RTLD_NEXT, "epoll_pwait2");
 	real.close = must("close");
 	real.socket = must("socket");
 	real.socketpair = must("socketpair");
