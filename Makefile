@@ -61,7 +61,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(PROG_C)) \
 	$(patsubst tests/progs/%.cc,$(B)/tests/progs/%,$(PROG_CXX))
 
 # Test programs are plain pthreads programs: they know nothing of goshim.
-$(B)/tests/progs/%: tests/progs/%.c
+$(B)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread
 
@@ -116,6 +116,10 @@ bench: all
 bench-sync: all
 	tests/bench/run_sync.sh $(B)
 
+# Echo servers at 100 / 1,000 / 10,000 connections: native vs goshim vs Go.
+bench-net: all
+	tests/bench/run_net.sh $(B)
+
 # ---- aarch64: the arch layer must keep compiling ---------------------------
 cross-aarch64:
 	$(MAKE) -f tests/cross/aarch64.mk B=$(B)
@@ -123,5 +127,5 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all unit progs check demo stress bench bench-sync cross-aarch64 clean
+.PHONY: all unit progs check demo stress bench bench-sync bench-net cross-aarch64 clean
 .SECONDARY:

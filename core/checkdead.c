@@ -68,7 +68,7 @@ static void dump_goroutines(void)
 /* Called with sched.lock held by an M about to sleep with no deadline. */
 void checkdead(void)
 {
-	if (sched.nmidle != sched.mcount)
+	if (sched.nmidle + sched.nmidlelocked != sched.mcount)
 		return; /* some M still runs, or is being started */
 	if (timers_next() >= 0 || atomic_load(&sched.runqsize) > 0 ||
 	    !sema_async_idle())

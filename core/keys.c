@@ -29,6 +29,12 @@ struct key_def {
 static struct key_def keytab[NKEYS];
 static struct spinlock keylock; /* serialises create and delete */
 
+/* In the child of fork: the thread that held it is gone. */
+void keys_fork_child(void)
+{
+	atomic_store(&keylock.v, 0);
+}
+
 void keys_register(unsigned key, void (*destructor)(void *))
 {
 	spin_lock(&keylock);

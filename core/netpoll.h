@@ -29,6 +29,7 @@ enum fd_kind {
 	FD_OTHER,  /* anything goshim leaves to the C library (files, ttys) */
 	FD_PIPE,   /* pipe: per-call RWF_NOWAIT, readiness from epoll */
 	FD_SOCKET, /* socket: MSG_DONTWAIT or RWF_NOWAIT */
+	FD_EVENT,  /* eventfd, timerfd, signalfd, inotify: shim/fd_event.c */
 };
 
 struct pd;
@@ -90,7 +91,8 @@ bool netpoll_block(int64_t deadline);
 /* Make the M blocked in netpoll return (Go's netpollBreak). */
 void netpoll_break(void);
 
-/* Set in a child made by fork(): its fds are the C library's again. */
-extern bool netpoll_forked;
+/* In the child of fork: a new epoll instance on the next wait, every fd
+ * forgotten (core/fork.c). */
+void netpoll_fork_child(void);
 
 #endif

@@ -32,6 +32,7 @@
 #include "sys.h"
 #include "timer.h"
 #include "tls.h"
+#include "wire.h"
 
 #define STEAL_TRIES 4
 #define GFREE_LOCAL_MAX 64
@@ -113,6 +114,7 @@ static struct {
 } mnew;
 
 static void schedule(struct m *mp) __attribute__((noreturn));
+static void handoffp(struct p *pp);
 
 static void *m_thread_main(void *arg)
 {
@@ -123,6 +125,8 @@ static void *m_thread_main(void *arg)
 	g0->ctx.tp = g0->tcb;
 	g_current = g0;
 	mp->tid = tls_tid(g0->tcb);
+	mp->sigmask = thread_sigmask(); /* sysmon's, until a G runs */
+	mp->altstack = thread_altstack();
 	acquirep(mp, mp->nextp);
 	mp->nextp = NULL;
 	schedule(mp);
@@ -168,6 +172,7 @@ static struct m *m_alloc(void)
 	rlock_lock(&sched.alllock);
 	mp->id = sched.mnext++;
 	sched.mcount++;
+	threadlimit_check(sched.mcount + sched.nruntime_threads);
 	mp->alllink = sched.allms;
 	sched.allms = mp;
 	g0->alllink = sched.allgs;
@@ -284,21 +289,55 @@ void m_kick(struct m *mp)
 	}
 }
 
+/* Signals glibc itself needs on every thread (SIGCANCEL, SIGSETXID). */
+#define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
+
+uint64_t thread_sigmask(void)
+{
+	uint64_t cur = 0;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
+	return cur;
+}
+
+void m_set_sigmask(struct m *mp, uint64_t mask)
+{
+	mp->sigmask_dead = false;
+	if (mp->sigmask == mask)
+		return;
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+	mp->sigmask = mask;
+}
+
+stack_t thread_altstack(void)
+{
+	stack_t ss = { .ss_flags = SS_DISABLE };
+	SYS2(SYS_sigaltstack, NULL, &ss);
+	ss.ss_flags &= ~SS_ONSTACK;
+	return ss;
+}
+
+/* A goroutine brings its sigaltstack to the M that runs it (most have
+ * none, like the M: no call). */
+static void m_set_altstack(struct m *mp, const stack_t *ss)
+{
+	if (mp->altstack.ss_sp == ss->ss_sp &&
+	    mp->altstack.ss_size == ss->ss_size &&
+	    mp->altstack.ss_flags == ss->ss_flags)
+		return;
+	SYS2(SYS_sigaltstack, ss, NULL);
+	mp->altstack = *ss;
+}
+
 /*
  * A process-directed signal goes to any thread that does not block it. An
  * idle M runs no goroutine that could want it (a goroutine in sigsuspend
- * or sigwait sits on a busy M), so idle Ms block every signal, and the
- * kernel picks a thread that is running the program.
+ * or sigwait sits on a busy M), so idle Ms block every signal but glibc's
+ * own, and the kernel picks a thread that is running the program. The
+ * next goroutine the M runs brings its own mask (execute).
  */
 static void idle_signals_block(struct m *mp)
 {
-	uint64_t all = ~(uint64_t)0;
-	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &mp->idle_sigmask, 8);
-}
-
-static void idle_signals_restore(struct m *mp)
-{
-	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mp->idle_sigmask, NULL, 8);
+	m_set_sigmask(mp, ~SIG_GLIBC_INTERNAL);
 }
 
 /* ---- finding work ------------------------------------------------------- */
@@ -353,6 +392,11 @@ top:
 		if (gp)
 			return gp;
 	}
+	/* A goroutine that ended left its mask on the thread: no process
+	 * signal may land on it while this M searches (a short search
+	 * straight into the next goroutine costs no system call). */
+	if (mp->sigmask_dead)
+		idle_signals_block(mp);
 	/* Goroutines whose fds are ready, onto this P's queue (Go polls here
 	 * without blocking unless an M is blocked in netpoll). */
 	if (netpoll_check() > 0) {
@@ -418,7 +462,6 @@ top:
 		idle_signals_block(mp);
 		bool got_p = !netpoll_block(keeper ? next : -1) &&
 			     stopm(mp, keeper ? next : -1);
-		idle_signals_restore(mp);
 		if (keeper)
 			timers_release_sleeper();
 		if (got_p)
@@ -454,9 +497,49 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 	mp->curg = gp;
 	gp->m = mp;
 	atomic_store(&gp->status, G_RUNNING);
+	m_set_sigmask(mp, gp->sigmask);
+	m_set_altstack(mp, &gp->altstack);
+	if (__builtin_expect(gp->attrs != NULL, 0))
+		wire_adopt(mp, gp);
 	if (!inherit_time)
 		mp->p->schedtick++;
 	arch_switch(&mp->g0->ctx, &gp->ctx);
+}
+
+/*
+ * A wired M whose goroutine cannot run: give the P away and sleep until
+ * startlockedm hands over a P along with the goroutine, now runnable.
+ */
+static void stoplockedm(struct m *mp)
+{
+	if (mp->p)
+		handoffp(releasep(mp));
+	rlock_lock(&sched.lock);
+	sched.nmidlelocked++;
+	checkdead();
+	rlock_unlock(&sched.lock);
+	idle_signals_block(mp);
+	note_sleep(&mp->park);
+	note_clear(&mp->park);
+	acquirep(mp, mp->nextp);
+	mp->nextp = NULL;
+}
+
+/* gp, found runnable, is wired to another M: give it our P, and wait. */
+static void startlockedm(struct m *mp, struct g *gp)
+{
+	struct m *lm = gp->lockedm;
+
+	/* Counted as running again before it wakes, so that checkdead
+	 * never sees every M idle meanwhile. */
+	rlock_lock(&sched.lock);
+	sched.nmidlelocked--;
+	rlock_unlock(&sched.lock);
+	lm->nextp = releasep(mp);
+	note_wakeup(&lm->park);
+	idle_signals_block(mp);
+	while (!stopm(mp, -1))
+		;
 }
 
 /* The M's scheduler loop, on g0. */
@@ -477,7 +560,12 @@ static void schedule(struct m *mp)
 			mp->curg = NULL;
 			gp = fn(cur);
 		}
-		if (gp == NULL) {
+		if (gp == NULL && mp->lockedg) {
+			/* A wired M runs its goroutine only. */
+			stoplockedm(mp);
+			gp = mp->lockedg;
+			inherit = false;
+		} else if (gp == NULL) {
 			struct p *pp = mp->p;
 			inherit = false;
 			/* Every 61st tick the global queue goes first. */
@@ -492,6 +580,10 @@ static void schedule(struct m *mp)
 			if (mp->spinning)
 				resetspinning(mp);
 		}
+		if (gp->lockedm && gp->lockedm != mp) {
+			startlockedm(mp, gp);
+			continue;
+		}
 		execute(mp, gp, inherit);
 	}
 }
@@ -503,6 +595,10 @@ static void mcall(mcall_fn fn)
 	struct m *mp = gp->m;
 	mp->mcall_fn = fn;
 	arch_switch(&gp->ctx, &mp->g0->ctx);
+	if (__builtin_expect(atomic_load_explicit(&gp->sigpending,
+						  memory_order_relaxed) != 0,
+			     0))
+		gsignal_deliver(gp);
 }
 
 /* ---- park and ready ----------------------------------------------------- */
@@ -696,6 +792,8 @@ static void g_entry(void *arg)
 	__pthread_unwind_buf_t ub;
 
 	tls_enter(gp);
+	if (atomic_load(&gp->sigpending))
+		gsignal_deliver(gp);
 	/* As glibc's start_thread: pthread_exit unwinds the stack (running
 	 * cleanup handlers and C++ destructors) and longjmps here. */
 #pragma GCC diagnostic push
@@ -712,6 +810,18 @@ static void g_entry(void *arg)
 	go_exit(getg()->retval);
 }
 
+/* A cached G that could not be given a stack goes back, stackless: it
+ * stays on allgs, so it is never freed. */
+static void g_putback(struct g *gp)
+{
+	gp->tls_used = false;
+	rlock_lock(&sched.gflock);
+	gp->schedlink = sched.gfree;
+	sched.gfree = gp;
+	sched.ngfree++;
+	rlock_unlock(&sched.gflock);
+}
+
 struct g *go_spawn(void *(*fn)(void *), void *arg,
 		   const struct spawn_attr *attr, void **handle, int *err)
 {
@@ -723,6 +833,7 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	struct g *gp = NULL;
 	bool fresh = false;
 
+	sysmon_ensure(); /* the child of a fork starts it on demand */
 	if (!attr->stackaddr && stacksize == stack_default_size() &&
 	    guard == stack_page_size())
 		gp = gfget(pp);
@@ -730,14 +841,14 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 		/* A cached G without a stack: give it one. */
 		*err = stack_alloc(gp, stacksize, guard);
 		if (*err) {
-			free(gp);
+			g_putback(gp);
 			return NULL;
 		}
 	} else if (gp && gp->tls_used) {
 		if (!tls_reset(gp->tcb)) {
 			*err = EAGAIN;
 			stack_free(gp);
-			free(gp);
+			g_putback(gp);
 			return NULL;
 		}
 	}
@@ -767,11 +878,15 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	gp->exited = false;
 	gp->joiner = NULL;
 	gp->waitreason = NULL;
-	gp->sched_policy = attr->sched_policy;
-	gp->sched_priority = attr->sched_priority;
 	gp->inheritsched = attr->inheritsched;
 	gp->scope = attr->scope;
 	gp->req_stacksize = stacksize;
+	gp->attrs = attr->attrs;
+	atomic_store(&gp->sigpending, 0);
+	/* A new thread has no alternate signal stack. */
+	gp->altstack = (stack_t){ .ss_flags = SS_DISABLE };
+	/* ...and its signal mask, as pthread_create gives it. */
+	gp->sigmask = on_goroutine() ? me->sigmask : thread_sigmask();
 	/* Linux threads inherit the creator's name. */
 	if (on_goroutine())
 		memcpy(gp->name, me->name, sizeof gp->name);
@@ -809,12 +924,44 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	return gp;
 }
 
+/*
+ * The M's thread keeps values a wired goroutine gave it and cannot be
+ * given back (a raised nice value): the M ends, as Go ends the thread of
+ * a goroutine that exits locked. The process's main thread (M0, or the
+ * forking M in a child), whose exit glibc would take for the process's,
+ * sleeps for good instead, with every signal blocked.
+ */
+static void mexit(struct m *mp)
+{
+	handoffp(releasep(mp));
+	rlock_lock(&sched.lock);
+	sched.mcount--;
+	bool main_thread = mp->tid == sys_getpid();
+	if (main_thread)
+		sched.nruntime_threads++; /* still a thread (checkdead) */
+	rlock_unlock(&sched.lock);
+	atomic_store(&mp->g0->status, G_DEAD);
+	if (!main_thread)
+		real.pthread_exit(NULL); /* g0 is the thread's own identity */
+	idle_signals_block(mp);
+	for (;;)
+		note_sleep(&mp->park); /* nobody wakes it */
+}
+
 /* On g0, after the dead G switched away for the last time. */
 static struct g *goexit0(struct g *gp)
 {
+	struct m *mp = getg()->m;
+	bool keep_m = true;
+
+	if (gp->lockedm || gp->attrs)
+		keep_m = wire_release(mp, gp);
 	gp->m = NULL;
 	gp->tls_used = true;
+	mp->sigmask_dead = true;
 	go_exited(gp);
+	if (!keep_m)
+		mexit(mp);
 	return NULL;
 }
 
@@ -897,11 +1044,14 @@ static struct g *exitsyscall0(struct g *gp)
 		acquirep(mp, pp);
 		return gp;
 	}
+	if (mp->lockedg) {
+		stoplockedm(mp);
+		return gp;
+	}
 	/* schedule() needs a P: wait for one like any idle M. */
 	idle_signals_block(mp);
 	while (!stopm(mp, -1))
 		;
-	idle_signals_restore(mp);
 	return NULL;
 }
 
@@ -954,6 +1104,13 @@ static void handoffp(struct p *pp)
 		startm(pp, true);
 		return;
 	}
+	/* Timers are kept by an M that found nothing to run (findrunnable);
+	 * with none such, the P goes to an M that looks for work and becomes
+	 * their keeper if it finds none. */
+	if (timers_next() >= 0 && !timers_have_sleeper()) {
+		startm(pp, false);
+		return;
+	}
 	rlock_lock(&sched.lock);
 	if (atomic_load(&sched.runqsize) > 0) {
 		rlock_unlock(&sched.lock);
@@ -998,6 +1155,65 @@ static void m0_g0_main(void *arg)
 	schedule(arg);
 }
 
+/*
+ * In the child of fork (core/fork.c): gp (NULL for a thread goshim did not
+ * create) is the only goroutine, its M the only M, every P idle but the
+ * one it takes. The other Gs and Ms are dropped as they are: their lists
+ * may be half-updated by threads that are gone. The M's g0 starts over
+ * on its own stack, below where it left off to run gp.
+ */
+void sched_fork_child(struct g *gp)
+{
+	struct m *mp = gp ? gp->m : NULL;
+	uint64_t goidgen = atomic_load(&sched.goidgen);
+	int64_t mnext = sched.mnext;
+	char name[sizeof sched.main_name];
+
+	memcpy(name, sched.main_name, sizeof name);
+	memset(&sched, 0, sizeof sched);
+	memset(&mnew, 0, sizeof mnew);
+	atomic_store(&sched.goidgen, goidgen);
+	sched.mnext = mnext;
+	memcpy(sched.main_name, name, sizeof name);
+	for (int32_t i = 0; i < gomaxprocs; i++) {
+		struct p *pp = allp[i];
+		memset(pp, 0, sizeof *pp);
+		pp->id = i;
+		pp->status = P_IDLE;
+	}
+	for (int32_t i = gomaxprocs - 1; i > (mp ? 0 : -1); i--)
+		pidleput(allp[i]);
+	/* The thread itself still counts, as a live thread the program
+	 * sees: the process must not end when its last goroutine does. */
+	atomic_store(&sched.nlive, 1);
+	if (mp == NULL)
+		return;
+
+	struct g *g0 = mp->g0;
+	mp->p = mp->nextp = mp->oldp = NULL;
+	mp->spinning = false;
+	mp->tid = sys_gettid();
+	note_clear(&mp->park);
+	mp->schedlink = mp->alllink = NULL;
+	mp->mcall_fn = NULL;
+	mp->park_unlockf = NULL;
+	mp->park_lock = NULL;
+	arch_ctx_init(&g0->ctx, (char *)g0->ctx.sp - 256, g0->tcb, m0_g0_main,
+		      mp);
+	sched.allms = mp;
+	sched.mcount = 1;
+	g0->alllink = NULL;
+	gp->alllink = g0;
+	sched.allgs = gp;
+	/* Whoever was joining or detaching it is gone. */
+	atomic_store(&gp->jlock.v, 0);
+	gp->joiner = NULL;
+	gp->waitreason = NULL;
+	mp->curg = gp;
+	acquirep(mp, allp[0]);
+	atomic_store(&gp->status, G_RUNNING);
+}
+
 /* Make the running main thread the main goroutine on M0, with P0. M0's
  * scheduler context (g0) gets a fresh stack and TCB of its own. */
 void sched_init(int32_t procs)
@@ -1040,6 +1256,10 @@ void sched_init(int32_t procs)
 	maing->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
 	maing->m = m0;
 	maing->status = G_RUNNING;
+	maing->sigmask = thread_sigmask();
+	m0->sigmask = maing->sigmask;
+	maing->altstack = thread_altstack();
+	m0->altstack = maing->altstack;
 	memcpy(maing->name, sched.main_name, sizeof maing->name);
 	rlock_lock(&sched.alllock);
 	maing->alllink = sched.allgs;

@@ -9,9 +9,11 @@
 #define GOSHIM_REAL_H
 
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/select.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -25,6 +27,14 @@ struct real_fns {
 				    const struct timespec *);
 	int (*pthread_detach)(pthread_t);
 	int (*pthread_getattr_np)(pthread_t, pthread_attr_t *);
+	int (*pthread_setaffinity_np)(pthread_t, size_t, const cpu_set_t *);
+	int (*pthread_getaffinity_np)(pthread_t, size_t, cpu_set_t *);
+	int (*pthread_setschedparam)(pthread_t, int,
+				     const struct sched_param *);
+	int (*pthread_getschedparam)(pthread_t, int *, struct sched_param *);
+	int (*pthread_setschedprio)(pthread_t, int);
+	int (*pthread_kill)(pthread_t, int);
+	int (*pthread_sigqueue)(pthread_t, int, const union sigval);
 	int (*pthread_key_create)(pthread_key_t *, void (*)(void *));
 	int (*pthread_key_delete)(pthread_key_t);
 	void *(*pthread_getspecific)(pthread_key_t);
@@ -118,6 +128,16 @@ struct real_fns {
 	int (*connect)(int, __CONST_SOCKADDR_ARG, socklen_t);
 	int (*poll)(struct pollfd *, nfds_t, int);
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *,
+		     const sigset_t *);
+	int (*pselect)(int, fd_set *, fd_set *, fd_set *,
+		       const struct timespec *, const sigset_t *);
+	int (*epoll_wait)(int, struct epoll_event *, int, int);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int,
+			   const sigset_t *);
+	/* NULL before glibc 2.35 */
+	int (*epoll_pwait2)(int, struct epoll_event *, int,
+			    const struct timespec *, const sigset_t *);
 	int (*close)(int);
 	int (*socket)(int, int, int);
 	int (*socketpair)(int, int, int, int[2]);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include "gomaxprocs.h"
 #include "runtime.h"
+#include "wire.h"
 #include "stack.h"
 #include "sys.h"
 #include "tls.h"
@@ -63,7 +64,7 @@ static void refuse(const char *why)
 static void check_settings(void)
 {
 	static const char *const known[] = {
-		"GOSHIM_DISABLE", "GOSHIM_STACK_SIZE",
+		"GOSHIM_DISABLE", "GOSHIM_STACK_SIZE", "GOSHIM_MAX_THREADS",
 	};
 	extern char **environ;
 
@@ -112,8 +113,10 @@ static void runtime_init(void)
 		return;
 	}
 	stack_init();
+	threadlimit_init();
 	prctl(PR_GET_NAME, sched.main_name);
 	sched_init(gomaxprocs_compute());
+	wire_init();
 	/* Goroutines run in parallel from now on, whatever glibc counted. */
 	__libc_single_threaded = 0;
 	sysmon_start();

@@ -80,7 +80,7 @@ struct g {
 	struct waiter *joiner; /* who waits in pthread_join for us */
 	char name[16];
 	/* attributes reported back by pthread_getattr_np */
-	int sched_policy, sched_priority, inheritsched, scope;
+	int inheritsched, scope;
 	size_t req_stacksize;
 
 	/* pthread key values: KEY_L2 + 1 blocks of KEY_L2 slots, all
@@ -89,6 +89,17 @@ struct g {
 	bool keys_used;
 
 	struct mutex_link *robust; /* robust mutexes it holds (mutex.c) */
+
+	/* Its signal mask (the kernel's 64-bit sigset): the M's thread
+	 * carries it while the G runs; new goroutines inherit it. */
+	uint64_t sigmask;
+	/* Signals sent to it (pthread_kill) while it was not on an M. */
+	_Atomic uint64_t sigpending;
+	stack_t altstack; /* its sigaltstack; the M's while it runs */
+
+	/* Wired to an M (wire.h): its own thread values, jlock-guarded. */
+	struct m *lockedm;
+	struct thread_attrs *attrs;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -111,7 +122,10 @@ struct m {
 	bool (*park_unlockf)(struct g *, void *); /* for park_m */
 	void *park_lock;
 	uint32_t fastrand;
-	uint64_t idle_sigmask; /* the mask to restore when it stops idling */
+	uint64_t sigmask; /* what the thread's signal mask is now */
+	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
+	stack_t altstack;  /* the thread's sigaltstack now */
+	struct g *lockedg; /* the goroutine wired to it, if any */
 };
 
 struct p {
@@ -143,6 +157,7 @@ struct sched {
 	_Atomic int32_t runqsize;
 	struct m *midle;
 	int32_t nmidle;
+	int32_t nmidlelocked; /* wired Ms waiting for their goroutine */
 	_Atomic int32_t nmspinning;
 	struct p *pidle;
 	_Atomic int32_t npidle;
@@ -179,6 +194,20 @@ static inline bool on_goroutine(void)
 	return gp && !gp->is_g0;
 }
 
+/* The kernel's signal mask of the calling thread. */
+uint64_t thread_sigmask(void);
+/* Set it, remembering it in mp->sigmask (no call if already so). */
+void m_set_sigmask(struct m *mp, uint64_t mask);
+/* The thread's sigaltstack, read back as the kernel keeps it. */
+stack_t thread_altstack(void);
+
+/* ---- gsignal.c: pthread_kill to a goroutine ---- */
+int gsignal_send(struct g *gp, int sig); /* 0 or errno */
+/* On gp: raise what was kept for it and its mask lets through. */
+void gsignal_deliver(struct g *gp);
+/* Take one kept signal that is in set (sigwait); 0 if none. */
+int gsignal_take(struct g *gp, uint64_t set);
+
 /* ---- runtime.c ---- */
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */
 /* Set once start-up has finished with the runtime enabled. */
@@ -196,6 +225,7 @@ struct spawn_attr {
 	size_t guardsize;
 	bool detached;
 	int sched_policy, sched_priority, inheritsched, scope;
+	struct thread_attrs *attrs; /* its thread values (wire.h), or NULL */
 };
 /* Create a goroutine running fn(arg); returns it or NULL with errno-style
  * code in *err (EAGAIN, EINVAL). */
@@ -256,6 +286,26 @@ int notify_wake_granted(const void *wait, uint32_t notify, int n);
 
 void sched_init(int32_t procs);
 
+/* ---- fork.c: the child of fork keeps the calling goroutine (see fork.c)
+ * pthread_atfork hooks: last before the fork, first after it. */
+void fork_prepare(void);
+void fork_parent(void);
+void fork_child(void);
+/* Bumped in each child of fork: state a thread that did not come along
+ * left half-done (a pthread_once in progress) is told by it. */
+extern _Atomic uint32_t fork_generation;
+/* Each part of the runtime starts over in the child. */
+void sched_fork_child(struct g *gp);
+void sema_fork_child(void);
+void keys_fork_child(void);
+void sysmon_fork_child(void);
+
+/* ---- threadlimit.c: the cap on OS threads (Go's SetMaxThreads) ---- */
+void threadlimit_init(void);
+/* nthreads: the runtime's threads with the one being made; sched.alllock
+ * held. Past the cap the process ends, saying why. */
+void threadlimit_check(int32_t nthreads);
+
 /* ---- system calls (proc.c) and sysmon (sysmon.c) ----
  * Around a call that may block in the kernel: entersyscall leaves the P
  * behind for sysmon to hand to another M if the call takes long;
@@ -266,6 +316,7 @@ void exitsyscall(void);
  * it did. */
 bool retake_syscall_p(struct p *pp, int64_t now);
 void sysmon_start(void);
+void sysmon_ensure(void); /* start it if it is not running */
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
 void newm_start_pending(void); /* sysmon: start the Ms newm asked for */

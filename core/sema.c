@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
 #include "runtime.h"
 #include "timer.h"
 
@@ -40,6 +41,13 @@ struct bucket {
 } __attribute__((aligned(64)));
 
 static struct bucket semtab[SEMTAB_SIZE];
+
+/* In the child of fork every waiter is gone, and a bucket lock may be
+ * held by a thread that is gone too. */
+void sema_fork_child(void)
+{
+	memset(semtab, 0, sizeof semtab);
+}
 
 static struct bucket *bucket_of(const void *addr)
 {

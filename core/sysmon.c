@@ -20,6 +20,7 @@
 #define SYSMON_MAX_US 10000
 
 static struct note wake;
+static _Atomic bool running;
 
 void sysmon_wake(void)
 {
@@ -32,8 +33,10 @@ static void *sysmon_main(void *arg)
 	int64_t delay_us = SYSMON_MIN_US;
 
 	(void)arg;
-	/* Signals are the program's: never deliver one here. */
-	uint64_t all = ~(uint64_t)0;
+	/* Signals are the program's: never deliver one here (but glibc's
+	 * own, SIGCANCEL and SIGSETXID, which every thread must take). The
+	 * Ms sysmon creates start with this mask until they run a G. */
+	uint64_t all = ~((uint64_t)3 << 31);
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
 	for (;;) {
 		if (idle == 0)
@@ -62,7 +65,10 @@ void sysmon_start(void)
 {
 	pthread_t t;
 	pthread_attr_t attr;
+	bool no = false;
 
+	if (!atomic_compare_exchange_strong(&running, &no, true))
+		return;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -70,4 +76,19 @@ void sysmon_start(void)
 		runtime_throw("cannot start sysmon");
 	pthread_attr_destroy(&attr);
 	sched.nruntime_threads++;
+}
+
+void sysmon_ensure(void)
+{
+	if (!atomic_load_explicit(&running, memory_order_relaxed))
+		sysmon_start();
+}
+
+/* In the child of fork the thread is gone: the next goroutine the child
+ * makes starts another (made from the goroutine that forked, which is a
+ * real glibc thread there). */
+void sysmon_fork_child(void)
+{
+	note_clear(&wake);
+	atomic_store(&running, false);
 }

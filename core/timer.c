@@ -112,6 +112,17 @@ void timer_del(struct timer *t)
 		arch_cpu_relax();
 }
 
+void timers_fork_child(void)
+{
+	/* The array may be the one a realloc of the moment freed: left. */
+	tt.heap = NULL;
+	tt.len = tt.cap = 0;
+	atomic_store(&tt.lock.key, 0);
+	atomic_store(&tt.next, INT64_MAX);
+	atomic_store(&tt.sleeper, NULL);
+	atomic_store(&tt.sleep_until, INT64_MAX);
+}
+
 int64_t timers_next(void)
 {
 	int64_t n = atomic_load(&tt.next);
@@ -144,6 +155,11 @@ bool timers_claim_sleeper(struct m *mp, int64_t until)
 		return false;
 	atomic_store(&tt.sleep_until, until);
 	return true;
+}
+
+bool timers_have_sleeper(void)
+{
+	return atomic_load(&tt.sleeper) != NULL;
 }
 
 void timers_release_sleeper(void)

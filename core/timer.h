@@ -24,12 +24,16 @@ void timer_del(struct timer *t);
 /* Run expired timers; returns the next deadline or -1. */
 int64_t timers_run(int64_t now);
 int64_t timers_next(void);
+/* In the child of fork: no timers (their goroutines are gone), unlocked. */
+void timers_fork_child(void);
 
 /* One idle M at a time sleeps until the next timer: claim that role (false
  * if another M has it), and give it up after waking. */
 struct m;
 bool timers_claim_sleeper(struct m *mp, int64_t until);
 void timers_release_sleeper(void);
+/* Some idle M sleeps until the next timer. */
+bool timers_have_sleeper(void);
 /* proc.c: wake an idle M without giving it a P. */
 void m_kick(struct m *mp);
 

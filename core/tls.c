@@ -43,6 +43,7 @@
 #define OFF_GUARDS 0x28	   /* stack_guard, pointer_guard */
 #define OFF_POINTER_GUARD 0x30
 #define OFF_FEATURE_1 0x48
+#define OFF_LIST 0x2c0	   /* glibc's thread list node: next, prev */
 #define OFF_TID 0x2d0
 #define OFF_ROBUST_PREV 0x2d8
 #define OFF_ROBUST_HEAD 0x2e0 /* list, futex_offset, list_op_pending */
@@ -206,6 +207,11 @@ static const char *verify_main_thread(void)
 		return "tcb/self pointers";
 	if (AT(tp, OFF_TID, pid_t) != sys_gettid())
 		return "tid offset";
+	char **list = (char **)(tp + OFF_LIST);
+	if (list[0] == NULL || list[1] == NULL ||
+	    ((char **)list[0])[1] != (char *)list ||
+	    ((char **)list[1])[0] != (char *)list)
+		return "thread list offset";
 	if (SYS3(SYS_get_robust_list, 0, &head, &len) == 0 &&
 	    head != tp + OFF_ROBUST_HEAD)
 		return "robust list offset";
@@ -403,6 +409,31 @@ void *tls_bottom_unwind_buf(void *tcb)
 	while (b && b->__pad[0])
 		b = b->__pad[0];
 	return b;
+}
+
+void tls_fork_prepare(void *tcb)
+{
+	char **list = (char **)((char *)tcb + OFF_LIST);
+	list[0] = list[1] = (char *)list;
+}
+
+void tls_fork_child(void *m_tcb, void *g_tcb)
+{
+	atomic_store(&dlopen_lock.key, 0);
+	/* glibc's child marked the stacks of the parent's threads free for
+	 * reuse (tid 0), the M's own among them: it is still in use. */
+	if (m_tcb)
+		AT(m_tcb, OFF_TID, pid_t) = sys_gettid();
+	/* ...and linked the goroutine's TCB into its list of threads. Out
+	 * again, as every goroutine's: ld.so walks that list (dlopen of a
+	 * static-TLS module, setxid), and the TCB is reused once the
+	 * goroutine exits. */
+	if (g_tcb) {
+		char **node = (char **)((char *)g_tcb + OFF_LIST);
+		((char **)node[0])[1] = node[1];
+		((char **)node[1])[0] = node[0];
+		node[0] = node[1] = (char *)node;
+	}
 }
 
 unsigned long tls_pointer_guard(void *tcb)

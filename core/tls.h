@@ -49,6 +49,15 @@ void tls_set_unwind_buf(void *tcb, void *buf);
 /* The bottom buffer of a TCB's unwind chain, or NULL. */
 void *tls_bottom_unwind_buf(void *tcb);
 unsigned long tls_pointer_guard(void *tcb);
+
+/* Before a goroutine forks: its TCB becomes a thread list of its own, as
+ * glibc's child code relinks the caller's TCB into its list. */
+void tls_fork_prepare(void *tcb);
+/* In the child of fork: the dlopen lock unlocked; m_tcb (the forking M's
+ * own TCB, or NULL) marked in use again; g_tcb (the forking goroutine's,
+ * or NULL) off glibc's thread list, where glibc's fork put it. */
+void tls_fork_child(void *m_tcb, void *g_tcb);
+
 /* A TCB's tid (struct pthread's, at an offset tls.c checks at start-up):
  * inline, since every mutex lock stores it as the owner. */
 extern const ptrdiff_t tls_off_tid;

@@ -54,12 +54,6 @@ BLOCKING(int, semop, (int id, struct sembuf *ops, size_t n), (id, ops, n))
 BLOCKING(int, semtimedop,
 	 (int id, struct sembuf *ops, size_t n, const struct timespec *t),
 	 (id, ops, n, t))
-BLOCKING(int, sigwait, (const sigset_t *set, int *sig), (set, sig))
-BLOCKING(int, sigwaitinfo, (const sigset_t *set, siginfo_t *si), (set, si))
-BLOCKING(int, sigtimedwait,
-	 (const sigset_t *set, siginfo_t *si, const struct timespec *t),
-	 (set, si, t))
-BLOCKING(int, sigsuspend, (const sigset_t *set), (set))
 BLOCKING(int, pause, (void), ())
 BLOCKING(int, creat, (const char *path, mode_t mode), (path, mode))
 

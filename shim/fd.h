@@ -17,10 +17,10 @@
 #include "../core/sys.h"
 #include "shim.h"
 
-/* The runtime runs, in this process (not a fork child): fds are tracked. */
+/* The runtime runs: fds are tracked. */
 static inline bool fd_tracked(void)
 {
-	return runtime_enabled && !netpoll_forked;
+	return runtime_enabled;
 }
 
 /* ...and the caller is a goroutine, so it may park. Threads goshim did not
@@ -57,6 +57,10 @@ bool fd_nonblocking(int fd);
 /* Readiness of one fd by ppoll, now or (wait) when it comes: the revents,
  * 0, or -errno. */
 long fd_ready(int fd, short events, bool wait);
+
+/* A blocking read (readv) or write (writev) on an FD_EVENT fd
+ * (shim/fd_event.c): count or -errno. */
+long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write);
 
 /* glibc's _FORTIFY_SOURCE failure: "buffer overflow detected". */
 void __chk_fail(void) __attribute__((noreturn));

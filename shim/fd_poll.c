@@ -1,22 +1,45 @@
 /*
- * fd_poll.c: poll and select with a timeout park the goroutine.
+ * fd_poll.c: poll, ppoll, select, pselect, epoll_wait, epoll_pwait and
+ * epoll_pwait2 with a timeout park the goroutine.
  *
  * The kernel stays the judge of readiness: each look is the call itself
- * with a zero timeout, so every POLL* bit, POLLNVAL and select's EBADF are
- * exactly the kernel's. Between looks the goroutine parks on the
- * netpoller for every fd of the set, until one of them has an event or
- * the timeout passes, then looks again. A zero timeout never waits and
- * goes straight to the C library. If none of the fds can be watched (say
- * epoll could not be made) the C library's call waits out what is left,
- * under entersyscall.
+ * with a zero timeout, so every POLL* bit, POLLNVAL, select's EBADF, the
+ * epoll events and every argument error are exactly the kernel's. Between
+ * looks the goroutine parks on the netpoller for every fd of the set (for
+ * epoll, on the program's epoll fd, which is itself pollable: it is
+ * readable when it has events), until one of them has an event or the
+ * timeout passes, then looks again; so the last answer, a timeout's
+ * included, is a look's. A zero timeout never waits and goes straight to
+ * the C library. If none of the fds can be watched (epoll could not be
+ * made; an epoll fd nested too deep for another level) the blocking call
+ * waits out what is left, under entersyscall.
+ *
+ * Timeouts the kernel would refuse are refused first, as it does (EINVAL,
+ * and EFAULT for epoll_pwait2's, which the C library does not copy).
+ * select's sets are copied for the looks only as far as the kernel reads
+ * them: nfds bits, but never beyond the fd table.
+ *
+ * Signal masks (ppoll, pselect, epoll_pwait*): every look is made with the
+ * call's mask, so a signal it lets through that is pending when the call
+ * starts, or when it wakes, is handled and ends the call with EINTR, as
+ * natively (an epoll look with a zero timeout does not look at signals: an
+ * empty ppoll with the mask does, after it). While parked, the M keeps
+ * its own mask and the park is not interrupted: a signal arriving then
+ * goes to whichever thread does not block it, and the call sees it only at
+ * its next look, if it is still pending (goshim has no per-goroutine
+ * signal masks yet).
  */
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
+#include <linux/futex.h>
 #include "fd.h"
 
 #define FEW 8
+#define SIGSET_BYTES (_NSIG / 8) /* the kernel's sigset_t */
 
 /* Look without blocking; 0 means nothing yet. */
 typedef long (*look_fn)(void *);
@@ -46,23 +69,119 @@ static int64_t deadline_in(int64_t ns)
 	return ns > INT64_MAX - now ? INT64_MAX : now + ns;
 }
 
+/* Milliseconds, negative for none. */
+static int64_t deadline_ms(int ms)
+{
+	return ms < 0 ? -1 : deadline_in(ms * 1000000LL);
+}
+
+/* sec >= 0 and 0 <= nsec < 1e9 from now; too far saturates. */
+static int64_t deadline_sec(int64_t sec, int64_t nsec)
+{
+	return deadline_in(sec > INT64_MAX / 1000000000 - 1
+				   ? INT64_MAX
+				   : sec * 1000000000 + nsec);
+}
+
+/* A valid timespec, NULL for none. */
+static int64_t deadline_ts(const struct timespec *ts)
+{
+	return ts ? deadline_sec(ts->tv_sec, ts->tv_nsec) : -1;
+}
+
+static bool ts_valid(const struct timespec *ts)
+{
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+}
+
+static bool ts_zero(const struct timespec *ts)
+{
+	return ts && ts->tv_sec == 0 && ts->tv_nsec == 0;
+}
+
+/* What is left of the time for the blocking call: NULL for forever. */
+static struct timespec *time_left(struct timespec *ts, int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return NULL;
+	left = deadline - nanotime();
+	if (left < 0)
+		left = 0;
+	ts->tv_sec = left / 1000000000;
+	ts->tv_nsec = left % 1000000000;
+	return ts;
+}
+
+/* A pending signal that mask lets through is handled now: -EINTR. */
+static long signal_look(const sigset_t *mask)
+{
+	struct timespec zero = { 0, 0 };
+	return mask ? SYS6(SYS_ppoll, NULL, 0, &zero, mask, SIGSET_BYTES, 0)
+		    : 0;
+}
+
 static struct netpoll_req *reqs_alloc(struct netpoll_req *few, size_t n)
 {
 	return n <= FEW ? few : malloc(n * sizeof *few);
 }
 
-/* ---- poll --------------------------------------------------------------- */
+/* ---- poll, ppoll -------------------------------------------------------- */
 
 struct poll_args {
 	struct pollfd *fds;
 	nfds_t n;
+	const sigset_t *mask;
 };
 
 static long poll_look(void *arg)
 {
 	struct poll_args *a = arg;
 	struct timespec zero = { 0, 0 };
-	return SYS6(SYS_ppoll, a->fds, a->n, &zero, NULL, 0, 0);
+	return SYS6(SYS_ppoll, a->fds, a->n, &zero, a->mask, SIGSET_BYTES, 0);
+}
+
+/* What a pollfd waits for; errors and hang-ups wake either mode. */
+static unsigned poll_modes(short ev)
+{
+	unsigned m = 0;
+
+	if (ev & (POLLOUT | POLLWRNORM | POLLWRBAND))
+		m |= NP_WRITE;
+	if (ev & (POLLIN | POLLPRI | POLLRDNORM | POLLRDBAND | POLLRDHUP))
+		m |= NP_READ;
+	return m ? m : NP_READ;
+}
+
+/* poll and ppoll on a goroutine: the count, or -errno. */
+static long poll_park(struct pollfd *fds, nfds_t n, int64_t deadline,
+		      const sigset_t *mask)
+{
+	struct poll_args a = { fds, n, mask };
+	struct netpoll_req few[FEW], *reqs;
+	struct timespec ts;
+	bool native;
+	long r;
+
+	/* The first look also checks the arguments. */
+	r = poll_look(&a);
+	if (r != 0)
+		return r;
+	reqs = reqs_alloc(few, n);
+	if (reqs == NULL)
+		return -ENOMEM;
+	for (nfds_t i = 0; i < n; i++) {
+		reqs[i].fd = fds[i].fd;
+		reqs[i].modes = poll_modes(fds[i].events);
+	}
+	r = wait_loop(poll_look, &a, reqs, (int)n, deadline, &native);
+	if (reqs != few)
+		free(reqs);
+	if (native)
+		r = IN_SYSCALL(SYS6(SYS_ppoll, fds, n, time_left(&ts, deadline),
+				    mask, SIGSET_BYTES, 0));
+	return r;
 }
 
 static long raw_poll(struct pollfd *fds, nfds_t n, int timeout)
@@ -73,49 +192,34 @@ static long raw_poll(struct pollfd *fds, nfds_t n, int timeout)
 
 GOSHIM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-	struct poll_args a = { fds, n };
-	struct netpoll_req few[FEW], *reqs;
-	int64_t deadline;
-	bool native;
-	long r;
-
 	if (!fd_parks() || timeout == 0)
 		return (int)FD_REAL(poll, raw_poll(fds, n, timeout), fds, n,
 				    timeout);
-	deadline = timeout < 0 ? -1 : deadline_in(timeout * 1000000LL);
-	/* The first look also checks the arguments. */
-	r = poll_look(&a);
-	if (r != 0)
-		return (int)fd_ret(r);
-	reqs = reqs_alloc(few, n);
-	if (reqs == NULL)
-		return (int)fd_ret(-ENOMEM);
-	for (nfds_t i = 0; i < n; i++) {
-		short ev = fds[i].events;
-		reqs[i].fd = fds[i].fd;
-		reqs[i].modes =
-			(ev & (POLLOUT | POLLWRNORM | POLLWRBAND) ? NP_WRITE
-								   : 0) |
-			(ev & (POLLIN | POLLPRI | POLLRDNORM | POLLRDBAND |
-			       POLLRDHUP)
-				 ? NP_READ
-				 : 0);
-		/* Errors and hang-ups wake either mode. */
-		if (reqs[i].modes == 0)
-			reqs[i].modes = NP_READ;
+	return (int)fd_ret(poll_park(fds, n, deadline_ms(timeout), NULL));
+}
+
+/* The C library's ppoll leaves the program's timeout as it was (the
+ * kernel writes what is left into it). */
+static long raw_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+		      const sigset_t *mask)
+{
+	struct timespec t;
+	if (ts) {
+		t = *ts;
+		ts = &t;
 	}
-	r = wait_loop(poll_look, &a, reqs, (int)n, deadline, &native);
-	if (reqs != few)
-		free(reqs);
-	if (native) {
-		int64_t left = deadline < 0 ? 0 : deadline - nanotime();
-		return IN_SYSCALL(real.poll(
-			fds, n,
-			deadline < 0 ? -1
-			: left <= 0  ? 0
-				     : (int)((left + 999999) / 1000000)));
-	}
-	return (int)fd_ret(r);
+	return SYS6(SYS_ppoll, fds, n, ts, mask, SIGSET_BYTES, 0);
+}
+
+GOSHIM_EXPORT int ppoll(struct pollfd *fds, nfds_t n,
+			const struct timespec *ts, const sigset_t *mask)
+{
+	if (!fd_parks() || ts_zero(ts))
+		return (int)FD_REAL(ppoll, raw_ppoll(fds, n, ts, mask), fds, n,
+				    ts, mask);
+	if (ts && !ts_valid(ts))
+		return (int)fd_ret(-EINVAL);
+	return (int)fd_ret(poll_park(fds, n, deadline_ts(ts), mask));
 }
 
 GOSHIM_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout,
@@ -126,31 +230,54 @@ GOSHIM_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout,
 	return poll(fds, n, timeout);
 }
 
-/* ---- select ------------------------------------------------------------- */
+GOSHIM_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n,
+			      const struct timespec *ts, const sigset_t *mask,
+			      size_t fdslen)
+{
+	if (fdslen / sizeof *fds < n)
+		__chk_fail();
+	return ppoll(fds, n, ts, mask);
+}
+
+/* ---- select, pselect ---------------------------------------------------- */
+
+/* pselect6's last argument. */
+struct sigmask_arg {
+	const sigset_t *mask;
+	size_t bytes;
+};
 
 struct select_args {
 	int nfds;
-	size_t bytes;	 /* of each set in use, as the kernel reads them */
-	fd_set *set[3];	 /* the program's: read, write, except */
-	fd_set look[3];	 /* what a look may overwrite */
+	size_t bytes;	  /* of each set in use, as the kernel reads them */
+	fd_set *set[3];	  /* the program's: read, write, except */
+	uint64_t *look[3]; /* what a look may overwrite */
+	struct sigmask_arg *mask;
 };
 
 static long select_look(void *arg)
 {
 	struct select_args *a = arg;
 	struct timespec zero = { 0, 0 };
-	fd_set *s[3];
+	uint64_t *s[3];
 
 	for (int i = 0; i < 3; i++) {
-		s[i] = a->set[i] ? &a->look[i] : NULL;
+		s[i] = a->set[i] ? a->look[i] : NULL;
 		if (s[i])
 			memcpy(s[i], a->set[i], a->bytes);
 	}
-	long r = SYS6(SYS_pselect6, a->nfds, s[0], s[1], s[2], &zero, NULL);
+	long r = SYS6(SYS_pselect6, a->nfds, s[0], s[1], s[2], &zero,
+		      a->mask);
 	for (int i = 0; i < 3 && r > 0; i++)
 		if (s[i])
 			memcpy(a->set[i], s[i], a->bytes);
 	return r;
+}
+
+/* Bit fd of a set of any size, as the kernel reads it. */
+static bool in_set(const fd_set *set, int fd)
+{
+	return set && ((const uint64_t *)set)[fd / 64] >> (fd % 64) & 1;
 }
 
 /* What fd waits for: the read and except sets (EPOLLPRI wakes readers)
@@ -159,12 +286,98 @@ static unsigned select_modes(const struct select_args *a, int fd)
 {
 	unsigned m = 0;
 
-	if ((a->set[0] && FD_ISSET(fd, a->set[0])) ||
-	    (a->set[2] && FD_ISSET(fd, a->set[2])))
+	if (in_set(a->set[0], fd) || in_set(a->set[2], fd))
 		m |= NP_READ;
-	if (a->set[1] && FD_ISSET(fd, a->set[1]))
+	if (in_set(a->set[1], fd))
 		m |= NP_WRITE;
 	return m;
+}
+
+/* The size of the fd table (FDSize in /proc/self/status): Linux reads a
+ * set larger than fd_set only that far, so may the looks. -errno if it
+ * cannot be read. */
+static int fd_table_size(void)
+{
+	char buf[1024], *at;
+	int fd = sys_open("/proc/self/status", O_RDONLY);
+	long n;
+
+	if (fd < 0)
+		return fd;
+	n = sys_read(fd, buf, sizeof buf - 1);
+	sys_close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = 0;
+	at = strstr(buf, "\nFDSize:");
+	return at ? atoi(at + 8) : -ENOENT;
+}
+
+/* select and pselect on a goroutine, nfds >= 0: the count, or -errno. */
+static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
+			int64_t deadline, const sigset_t *mask)
+{
+	struct sigmask_arg sm = { mask, SIGSET_BYTES };
+	struct select_args a = { nfds, 0, { rd, wr, ex }, { NULL },
+				 mask ? &sm : NULL };
+	uint64_t few_sets[3][FD_SETSIZE / 64], *sets = few_sets[0];
+	struct netpoll_req few[FEW], *reqs;
+	struct timespec ts;
+	bool native = false;
+	long r;
+	int n = 0;
+
+	if (nfds > FD_SETSIZE) {
+		int max = fd_table_size();
+		if (max < 0)
+			goto blocking;
+		/* Bits beyond are not read: the same call, on what is. */
+		if (nfds > max)
+			nfds = a.nfds = max;
+	}
+	a.bytes = (size_t)(nfds + 63) / 64 * 8;
+	if (a.bytes > sizeof few_sets[0] &&
+	    (sets = malloc(3 * a.bytes)) == NULL)
+		goto blocking;
+	for (int i = 0; i < 3; i++)
+		a.look[i] = sets + i * a.bytes / 8;
+	r = select_look(&a);
+	if (r != 0)
+		goto out;
+	for (int fd = 0; fd < nfds; fd++)
+		n += select_modes(&a, fd) != 0;
+	reqs = reqs_alloc(few, (size_t)n);
+	if (reqs == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	n = 0;
+	for (int fd = 0; fd < nfds; fd++) {
+		unsigned m = select_modes(&a, fd);
+		/* An fd that is not open passed the look only because it
+		 * lies beyond the fd table, where Linux does not read the
+		 * sets: it waits for nothing (its EBADF from netpoll_wait
+		 * would have the loop spin). */
+		if (m && SYS2(SYS_fcntl, fd, F_GETFD) >= 0) {
+			reqs[n].fd = fd;
+			reqs[n++].modes = m;
+		}
+	}
+	r = wait_loop(select_look, &a, reqs, n, deadline, &native);
+	if (reqs != few)
+		free(reqs);
+	/* Timed out: nothing is ready, all sets come back empty. */
+	for (int i = 0; i < 3 && r == 0 && !native; i++)
+		if (a.set[i])
+			memset(a.set[i], 0, a.bytes);
+out:
+	if (sets != few_sets[0])
+		free(sets);
+	if (!native)
+		return r;
+blocking:
+	return IN_SYSCALL(SYS6(SYS_pselect6, nfds, rd, wr, ex,
+			       time_left(&ts, deadline), a.mask));
 }
 
 static long raw_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
@@ -178,69 +391,164 @@ static long raw_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 	return SYS6(SYS_pselect6, nfds, rd, wr, ex, tv ? &ts : NULL, NULL);
 }
 
-/* Linux tells select's caller how much of the timeout is left. */
-static void time_left(struct timeval *tv, int64_t deadline)
-{
-	int64_t left = deadline - nanotime();
-	if (left < 0)
-		left = 0;
-	tv->tv_sec = left / 1000000000;
-	tv->tv_usec = left % 1000000000 / 1000;
-}
-
 GOSHIM_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 			 struct timeval *tv)
 {
-	struct select_args a = { nfds, 0, { rd, wr, ex }, { { { 0 } } } };
-	struct netpoll_req few[FEW], *reqs;
 	int64_t deadline = -1;
-	bool native = false;
+	struct timespec left = { 0, 0 };
 	long r;
-	int n = 0;
 
-	/* Larger sets than fd_set (nfds > FD_SETSIZE) are the C
-	 * library's too. */
-	if (!fd_parks() || nfds < 0 || nfds > FD_SETSIZE ||
+	if (!fd_parks() || nfds < 0 ||
 	    (tv && tv->tv_sec == 0 && tv->tv_usec == 0))
 		return (int)FD_REAL(select, raw_select(nfds, rd, wr, ex, tv),
 				    nfds, rd, wr, ex, tv);
 	if (tv && (tv->tv_sec < 0 || tv->tv_usec < 0))
 		return (int)fd_ret(-EINVAL);
+	/* tv_usec may hold more than a second, as for the kernel. */
 	if (tv)
-		deadline = deadline_in(
-			tv->tv_sec > INT64_MAX / 1000000000 - 1
+		deadline = deadline_sec(
+			tv->tv_usec / 1000000 > INT64_MAX - tv->tv_sec
 				? INT64_MAX
-				: tv->tv_sec * 1000000000 + tv->tv_usec * 1000);
-	a.bytes = (size_t)(nfds + 63) / 64 * 8;
-	r = select_look(&a);
-	if (r == 0) {
-		for (int fd = 0; fd < nfds; fd++)
-			n += select_modes(&a, fd) != 0;
-		reqs = reqs_alloc(few, (size_t)n);
-		if (reqs == NULL)
-			return (int)fd_ret(-ENOMEM);
-		n = 0;
-		for (int fd = 0; fd < nfds; fd++) {
-			unsigned m = select_modes(&a, fd);
-			if (m) {
-				reqs[n].fd = fd;
-				reqs[n++].modes = m;
-			}
-		}
-		r = wait_loop(select_look, &a, reqs, n, deadline, &native);
-		if (reqs != few)
-			free(reqs);
-		if (native) {
-			if (tv)
-				time_left(tv, deadline);
-			return IN_SYSCALL(real.select(nfds, rd, wr, ex, tv));
-		}
-		/* Timed out: nothing is ready, all sets come back empty. */
-		for (int i = 0; i < 3 && r == 0; i++)
-			if (a.set[i])
-				memset(a.set[i], 0, a.bytes);
+				: tv->tv_sec + tv->tv_usec / 1000000,
+			tv->tv_usec % 1000000 * 1000);
+	r = select_park(nfds, rd, wr, ex, deadline, NULL);
+	/* Linux tells select's caller how much of the timeout is left. */
+	if (tv) {
+		time_left(&left, deadline);
+		tv->tv_sec = left.tv_sec;
+		tv->tv_usec = left.tv_nsec / 1000;
 	}
-	if (tv)
-		time_left(tv, deadline);
 	return (int)fd_ret(r);
+}
+
+/* The C library's pselect leaves the program's timeout as it was. */
+static long raw_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
+			const struct timespec *ts, const sigset_t *mask)
+{
+	struct sigmask_arg sm = { mask, SIGSET_BYTES };
+	struct timespec t;
+	if (ts) {
+		t = *ts;
+		ts = &t;
+	}
+	return SYS6(SYS_pselect6, nfds, rd, wr, ex, ts, &sm);
+}
+
+GOSHIM_EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
+			  const struct timespec *ts, const sigset_t *mask)
+{
+	if (!fd_parks() || nfds < 0 || ts_zero(ts))
+		return (int)FD_REAL(pselect,
+				    raw_pselect(nfds, rd, wr, ex, ts, mask),
+				    nfds, rd, wr, ex, ts, mask);
+	if (ts && !ts_valid(ts))
+		return (int)fd_ret(-EINVAL);
+	return (int)fd_ret(
+		select_park(nfds, rd, wr, ex, deadline_ts(ts), mask));
+}
+
+/* ---- epoll_wait, epoll_pwait, epoll_pwait2 ------------------------------ */
+
+struct epoll_args {
+	int epfd;
+	struct epoll_event *ev;
+	int max;
+	const sigset_t *mask;
+};
+
+static long epoll_look(void *arg)
+{
+	struct epoll_args *a = arg;
+	long r = SYS6(SYS_epoll_pwait, a->epfd, a->ev, a->max, 0, a->mask,
+		      SIGSET_BYTES);
+	return r == 0 ? signal_look(a->mask) : r;
+}
+
+/* The blocking call, until deadline: epoll_pwait2 (Linux 5.11), else
+ * epoll_pwait in milliseconds rounded up. */
+static long epoll_block(struct epoll_args *a, int64_t deadline)
+{
+	struct timespec ts, *left = time_left(&ts, deadline);
+	long r = SYS6(SYS_epoll_pwait2, a->epfd, a->ev, a->max, left, a->mask,
+		      SIGSET_BYTES);
+	if (r == -ENOSYS) {
+		int64_t ms = left ? (ts.tv_sec * 1000000000 + ts.tv_nsec +
+				     999999) / 1000000
+				  : -1;
+		r = SYS6(SYS_epoll_pwait, a->epfd, a->ev, a->max,
+			 ms > INT32_MAX ? INT32_MAX : ms, a->mask,
+			 SIGSET_BYTES);
+	}
+	return r;
+}
+
+/* The epoll waits on a goroutine: the count, or -errno. */
+static long epoll_park(int epfd, struct epoll_event *ev, int max,
+		       int64_t deadline, const sigset_t *mask)
+{
+	struct epoll_args a = { epfd, ev, max, mask };
+	struct netpoll_req req = { .fd = epfd, .modes = NP_READ };
+	bool native;
+	long r;
+
+	r = epoll_look(&a);
+	if (r != 0)
+		return r;
+	r = wait_loop(epoll_look, &a, &req, 1, deadline, &native);
+	if (native)
+		r = IN_SYSCALL(epoll_block(&a, deadline));
+	return r;
+}
+
+GOSHIM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max,
+			     int timeout)
+{
+	if (!fd_parks() || timeout == 0)
+		return (int)FD_REAL(epoll_wait,
+				    SYS6(SYS_epoll_pwait, epfd, ev, max,
+					 timeout, NULL, 0),
+				    epfd, ev, max, timeout);
+	return (int)fd_ret(epoll_park(epfd, ev, max, deadline_ms(timeout),
+				      NULL));
+}
+
+GOSHIM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max,
+			      int timeout, const sigset_t *mask)
+{
+	if (!fd_parks() || timeout == 0)
+		return (int)FD_REAL(epoll_pwait,
+				    SYS6(SYS_epoll_pwait, epfd, ev, max,
+					 timeout, mask, SIGSET_BYTES),
+				    epfd, ev, max, timeout, mask);
+	return (int)fd_ret(epoll_park(epfd, ev, max, deadline_ms(timeout),
+				      mask));
+}
+
+/* The kernel's checks of a timeout it reads from the program, without
+ * touching it here first: FUTEX_WAIT reads and checks its timeout the same
+ * way (EFAULT, then EINVAL unless valid) before it compares the word,
+ * which does not match, so it returns EAGAIN at once. 0 if valid. */
+static long ts_check(const struct timespec *ts)
+{
+	uint32_t word = 0;
+	long r = SYS6(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 1, ts, NULL, 0);
+	return r == -EAGAIN ? 0 : r;
+}
+
+GOSHIM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
+			       const struct timespec *ts, const sigset_t *mask)
+{
+	long r;
+
+	if (!fd_parks())
+		return (int)FD_REAL(epoll_pwait2,
+				    SYS6(SYS_epoll_pwait2, epfd, ev, max, ts,
+					 mask, SIGSET_BYTES),
+				    epfd, ev, max, ts, mask);
+	if (ts && (r = ts_check(ts)) != 0)
+		return (int)fd_ret(r);
+	if (ts_zero(ts))
+		return (int)fd_ret(SYS6(SYS_epoll_pwait2, epfd, ev, max, ts,
+					mask, SIGSET_BYTES));
+	return (int)fd_ret(epoll_park(epfd, ev, max, deadline_ts(ts), mask));
 }

@@ -1,9 +1,9 @@
 /*
  * fd_rw.c: read, write, readv and writev park the goroutine on pipes and
- * sockets (fd_io.c). Other fds (regular files, ttys, devices) get the C
- * library's call under entersyscall: RWF_NOWAIT on a regular file may
- * return part of what a read would, and the rest have no per-call
- * non-blocking form yet.
+ * sockets (fd_io.c) and on event fds (fd_event.c). Other fds (regular
+ * files, ttys, devices) get the C library's call under entersyscall:
+ * RWF_NOWAIT on a regular file may return part of what a read would, and
+ * the rest have no per-call non-blocking form yet.
  */
 #include <unistd.h>
 #include "fd.h"
@@ -14,8 +14,15 @@ GOSHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 
 	if (!fd_parks())
 		return FD_REAL(read, SYS3(SYS_read, fd, buf, n), fd, buf, n);
-	if (fd_kind(fd) == FD_OTHER)
+	switch (fd_kind(fd)) {
+	case FD_OTHER:
 		return IN_SYSCALL(real.read(fd, buf, n));
+	case FD_EVENT:
+		return fd_ret(fd_event_rw(fd, &(struct iovec){ buf, n }, 1,
+					  false));
+	default:
+		break;
+	}
 	fd_op_buf(&op, FC_READV, fd, buf, n);
 	return fd_ret(fd_transfer(&op, false));
 }
@@ -26,8 +33,15 @@ GOSHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 
 	if (!fd_parks())
 		return FD_REAL(write, SYS3(SYS_write, fd, buf, n), fd, buf, n);
-	if (fd_kind(fd) == FD_OTHER)
+	switch (fd_kind(fd)) {
+	case FD_OTHER:
 		return IN_SYSCALL(real.write(fd, buf, n));
+	case FD_EVENT:
+		return fd_ret(fd_event_rw(
+			fd, &(struct iovec){ (void *)buf, n }, 1, true));
+	default:
+		break;
+	}
 	fd_op_buf(&op, FC_WRITEV, fd, buf, n);
 	return fd_ret(fd_transfer(&op, true));
 }
@@ -38,8 +52,14 @@ GOSHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 
 	if (!fd_parks())
 		return FD_REAL(readv, SYS3(SYS_readv, fd, iov, n), fd, iov, n);
-	if (fd_kind(fd) == FD_OTHER)
+	switch (fd_kind(fd)) {
+	case FD_OTHER:
 		return IN_SYSCALL(real.readv(fd, iov, n));
+	case FD_EVENT:
+		return fd_ret(fd_event_rw(fd, iov, n, false));
+	default:
+		break;
+	}
 	fd_op_iov(&op, FC_READV, fd, iov, n);
 	return fd_ret(fd_transfer(&op, false));
 }
@@ -51,8 +71,14 @@ GOSHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	if (!fd_parks())
 		return FD_REAL(writev, SYS3(SYS_writev, fd, iov, n), fd, iov,
 			       n);
-	if (fd_kind(fd) == FD_OTHER)
+	switch (fd_kind(fd)) {
+	case FD_OTHER:
 		return IN_SYSCALL(real.writev(fd, iov, n));
+	case FD_EVENT:
+		return fd_ret(fd_event_rw(fd, iov, n, true));
+	default:
+		break;
+	}
 	fd_op_iov(&op, FC_WRITEV, fd, iov, n);
 	return fd_ret(fd_transfer(&op, true));
 }

@@ -2,13 +2,16 @@
  * pthread_create.c: a new thread is a new goroutine.
  *
  * The program's attr is read through glibc's own getters, so any attr the
- * program built with glibc is understood; what goshim does not act on
- * (scheduling policy, scope) is stored and reported back by
- * pthread_getattr_np.
+ * program built with glibc is understood. The new thread's CPU affinity,
+ * policy, priority and nice come from its creator, or from the attr
+ * (explicit scheduling, an affinity set in it); when they are not the
+ * process's, the goroutine runs wired to an M of its own (core/wire.h).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include "../core/stack.h"
+#include "../core/wire.h"
 #include "shim.h"
 
 /* What glibc's getstacksize reports for an attr whose size was never set:
@@ -61,6 +64,33 @@ static int read_attr(const pthread_attr_t *attr, struct spawn_attr *sa)
 	return 0;
 }
 
+/* The thread values the new goroutine starts with (NULL: the process's). */
+static int thread_values(const pthread_attr_t *attr, struct spawn_attr *sa)
+{
+	int err = 0;
+
+	sa->attrs = on_goroutine() ? wire_inherit(getg()) : NULL;
+	if (attr && sa->inheritsched == PTHREAD_EXPLICIT_SCHED)
+		err = wire_explicit_sched(&sa->attrs, sa->sched_policy,
+					  sa->sched_priority);
+	if (err == 0 && attr) {
+		size_t len = wire_mask_bytes();
+		cpu_set_t *mask = calloc(1, len);
+		if (mask == NULL)
+			err = EAGAIN;
+		/* glibc reports all CPUs for an attr without affinity. */
+		else if (pthread_attr_getaffinity_np(attr, len, mask) == 0 &&
+			 (size_t)CPU_COUNT_S(len, mask) != len * 8)
+			err = wire_explicit_mask(&sa->attrs, len, mask);
+		free(mask);
+	}
+	if (err) {
+		free(sa->attrs);
+		sa->attrs = NULL;
+	}
+	return err;
+}
+
 GOSHIM_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 				 void *(*start)(void *), void *arg)
 {
@@ -76,7 +106,11 @@ GOSHIM_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		return real.pthread_create(thread, attr, start, arg);
 	if (attr && (err = read_attr(attr, &sa)) != 0)
 		return err;
-	if (go_spawn(start, arg, &sa, (void **)thread, &err) == NULL)
+	if ((err = thread_values(attr, &sa)) != 0)
 		return err;
+	if (go_spawn(start, arg, &sa, (void **)thread, &err) == NULL) {
+		free(sa.attrs);
+		return err;
+	}
 	return 0;
 }

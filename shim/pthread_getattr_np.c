@@ -1,12 +1,15 @@
 /*
  * pthread_getattr_np.c: a goroutine's attributes. glibc would read them
  * from the TCB and the kernel (by tid), which for a goroutine describe
- * nothing real: report its own stack, guard, detach state and the
- * scheduling attributes it was created with. The main thread's TCB is
+ * nothing real: report its own stack, guard, detach state, the
+ * scheduling policy and priority it has now (and the inherit and scope
+ * attributes it was created with), and its CPU affinity. The main thread's TCB is
  * glibc's, so glibc answers for it.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include "../core/wire.h"
 #include "shim.h"
 
 GOSHIM_EXPORT int pthread_getattr_np(pthread_t t, pthread_attr_t *attr)
@@ -22,7 +25,8 @@ GOSHIM_EXPORT int pthread_getattr_np(pthread_t t, pthread_attr_t *attr)
 	spin_lock(&gp->jlock);
 	bool detached = gp->detached;
 	spin_unlock(&gp->jlock);
-	param.sched_priority = gp->sched_priority;
+	int policy;
+	wire_get_sched(gp, &policy, &param.sched_priority);
 	pthread_attr_setdetachstate(attr, detached ? PTHREAD_CREATE_DETACHED
 						   : PTHREAD_CREATE_JOINABLE);
 	/* As glibc reports it: the whole block above the guard, TLS
@@ -32,13 +36,22 @@ GOSHIM_EXPORT int pthread_getattr_np(pthread_t t, pthread_attr_t *attr)
 	if (err == 0)
 		err = pthread_attr_setguardsize(attr, gp->guard_size);
 	if (err == 0)
-		err = pthread_attr_setschedpolicy(attr, gp->sched_policy);
+		err = pthread_attr_setschedpolicy(attr,
+						  policy & ~SCHED_RESET_ON_FORK);
 	if (err == 0)
 		err = pthread_attr_setschedparam(attr, &param);
 	if (err == 0)
 		err = pthread_attr_setinheritsched(attr, gp->inheritsched);
 	if (err == 0)
 		err = pthread_attr_setscope(attr, gp->scope);
+	if (err == 0) {
+		size_t len = wire_mask_bytes();
+		cpu_set_t *mask = calloc(1, len);
+		err = mask ? wire_get_affinity(gp, len, mask) : ENOMEM;
+		if (err == 0)
+			err = pthread_attr_setaffinity_np(attr, len, mask);
+		free(mask);
+	}
 	if (err)
 		pthread_attr_destroy(attr);
 	return err;

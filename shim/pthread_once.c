@@ -6,7 +6,9 @@
  * the program's pthread_once_t: 0 not run (the static initialiser), 1
  * running, 2 done; waiters park on its address. If the initialiser is
  * cancelled or calls pthread_exit, the word goes back to 0 and a waiter
- * takes over, as POSIX asks.
+ * takes over, as POSIX asks. A running word also holds the fork
+ * generation it started in (glibc's scheme): in the child of a fork the
+ * initialiser's thread is gone, and the child runs it again.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -29,9 +31,15 @@ static void once_run(_Atomic uint32_t *state, void (*init)(void))
 		uint32_t v = atomic_load_explicit(state, memory_order_acquire);
 		if (v == ONCE_DONE)
 			return;
+		uint32_t running = ONCE_RUNNING |
+				   atomic_load(&fork_generation) << 2;
+		if (v != ONCE_NEW && v != running) {
+			/* Started before a fork, by a thread that is gone. */
+			atomic_compare_exchange_strong(state, &v, ONCE_NEW);
+			continue;
+		}
 		if (v == ONCE_NEW) {
-			if (!atomic_compare_exchange_strong(state, &v,
-							    ONCE_RUNNING))
+			if (!atomic_compare_exchange_strong(state, &v, running))
 				continue;
 			/* Runs if init unwinds out (pthread_exit, cancel). */
 			_Atomic uint32_t *guard

@@ -41,6 +41,13 @@ void real_init(void)
 	real.pthread_clockjoin_np = must("pthread_clockjoin_np");
 	real.pthread_detach = must("pthread_detach");
 	real.pthread_getattr_np = must("pthread_getattr_np");
+	real.pthread_setaffinity_np = must("pthread_setaffinity_np");
+	real.pthread_getaffinity_np = must("pthread_getaffinity_np");
+	real.pthread_setschedparam = must("pthread_setschedparam");
+	real.pthread_getschedparam = must("pthread_getschedparam");
+	real.pthread_setschedprio = must("pthread_setschedprio");
+	real.pthread_kill = must("pthread_kill");
+	real.pthread_sigqueue = must("pthread_sigqueue");
 	real.pthread_key_create = must("pthread_key_create");
 	real.pthread_key_delete = must("pthread_key_delete");
 	real.pthread_getspecific = must("pthread_getspecific");
@@ -121,6 +128,11 @@ void real_init(void)
 	real.connect = must("connect");
 	real.poll = must("poll");
 	real.select = must("select");
+	real.ppoll = must("ppoll");
+	real.pselect = must("pselect");
+	real.epoll_wait = must("epoll_wait");
+	real.epoll_pwait = must("epoll_pwait");
+	real.epoll_pwait2 = dlsym(RTLD_NEXT, "epoll_pwait2");
 	real.close = must("close");
 	real.socket = must("socket");
 	real.socketpair = must("socketpair");

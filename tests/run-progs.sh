@@ -55,6 +55,11 @@ if [[ ! -x $tp || $tp_src -nt $tp ]]; then
 	mv -f "$tp.tmp.$$" "$tp"
 fi
 
+# Programs that hold many fds (net_echo_19k) need the soft RLIMIT_NOFILE
+# raised to the hard one, as a server's start-up script would; goshim
+# itself never changes limits.
+ulimit -Sn "$(ulimit -Hn)"
+
 default_gomaxprocs=${GOMAXPROCS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/run-progs.XXXXXX")

@@ -1,0 +1,85 @@
+/*
+ * fork.c: the child of fork() keeps the calling goroutine, on a runtime of
+ * its own.
+ *
+ * In the child only the calling OS thread exists. What the other Ms were
+ * doing at that instant is frozen in the copy: goroutines half-way through
+ * a queue operation, runtime locks held by threads that are gone. So the
+ * child keeps nothing of the scheduler but the calling goroutine and the
+ * M it ran on: the other goroutines vanish as the other threads of a
+ * native fork do (their stacks are left as they are, never run again),
+ * every runtime lock starts unlocked, the run queues, timers, wait queues
+ * and the netpoller's fd table start empty, the netpoller makes a new
+ * epoll instance on its first wait (the old one is shared with the parent),
+ * and sysmon is started again when the child makes its first goroutine.
+ * The calling M becomes the child's only M, running on its own g0 stack
+ * and TCB, which nobody used at the fork.
+ *
+ * The hooks are glibc's pthread_atfork handlers (shim/fork.c registers
+ * them before anyone else's), so they run inside glibc's fork on the
+ * calling goroutine, with the program's own handlers around them:
+ * fork_prepare runs last before the fork, fork_child and fork_parent
+ * first after it. Between them glibc only takes and releases its own
+ * locks, so the goroutine is in a system call for that time (its P can be
+ * handed on while a large address space is copied), and the child's
+ * runtime is whole before any handler of the program runs in it. Nothing
+ * here allocates: _Fork and vfork, which glibc runs without its malloc
+ * locks, use the same hooks.
+ *
+ * A thread goshim did not create may fork too: the child's thread stays
+ * such a thread, with no M and every P idle, and its first goroutine
+ * starts an M as usual.
+ */
+#include <sys/single_threaded.h>
+#include "netpoll.h"
+#include "runtime.h"
+#include "sys.h"
+#include "timer.h"
+#include "tls.h"
+
+_Atomic uint32_t fork_generation;
+
+void fork_prepare(void)
+{
+	struct g *gp = getg();
+
+	if (!runtime_enabled || gp == NULL || gp->is_g0)
+		return;
+	/* glibc's child code relinks the caller's TCB into its thread list
+	 * (reclaim_stacks): a goroutine's must be a list of its own. */
+	if (!gp->is_main)
+		tls_fork_prepare(gp->tcb);
+	entersyscall();
+}
+
+void fork_parent(void)
+{
+	struct g *gp = getg();
+
+	if (!runtime_enabled || gp == NULL || gp->is_g0)
+		return;
+	exitsyscall();
+}
+
+void fork_child(void)
+{
+	struct g *gp = getg();
+
+	atomic_fetch_add(&fork_generation, 1);
+	if (!runtime_enabled)
+		return;
+	if (gp && gp->is_g0)
+		runtime_throw("fork_child: fork from the scheduler");
+	/* The Ms that held any of these are gone. */
+	sema_fork_child();
+	timers_fork_child();
+	keys_fork_child();
+	tls_fork_child(gp ? gp->m->g0->tcb : NULL,
+		       gp && !gp->is_main ? gp->tcb : NULL);
+	netpoll_fork_child();
+	sysmon_fork_child();
+	sched_fork_child(gp);
+	/* glibc's child may count itself single-threaded; goroutines still
+	 * interleave on its one thread. */
+	__libc_single_threaded = 0;
+}

@@ -1,0 +1,461 @@
+/*
+ * wire.c: the thread values a goroutine may set (CPU affinity, scheduling
+ * policy and priority, nice), and the wiring they need (see wire.h).
+ *
+ * A goroutine with its own values runs only on its M, so the kernel call
+ * that sets them is made on that M's thread, and the kernel's answer,
+ * errors included, is the program's. Values set on a goroutine that is
+ * not wired cannot be applied before it runs: they are checked the way
+ * the kernel would check them and kept until then. Everything here is
+ * rare and slow-path: one spinlock per goroutine (jlock) orders it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <linux/capability.h>
+#include "sys.h"
+#include "wire.h"
+
+#define MASK_MAX_BYTES 8192 /* CONFIG_NR_CPUS at most 8192... bits */
+
+static size_t mask_bytes;
+static unsigned char *base_mask;
+static int base_policy, base_priority, base_nice;
+
+void wire_init(void)
+{
+	for (size_t len = 64; len <= MASK_MAX_BYTES; len *= 2) {
+		unsigned char *m = calloc(1, len);
+		if (m == NULL)
+			runtime_throw("wire_init: out of memory");
+		long r = SYS3(SYS_sched_getaffinity, 0, len, m);
+		if (r > 0) {
+			mask_bytes = (size_t)r;
+			base_mask = m;
+			break;
+		}
+		free(m);
+	}
+	if (base_mask == NULL)
+		runtime_throw("wire_init: sched_getaffinity failed");
+	struct sched_param sp = { 0 };
+	base_policy = (int)SYS1(SYS_sched_getscheduler, 0);
+	SYS2(SYS_sched_getparam, 0, &sp);
+	base_priority = sp.sched_priority;
+	base_nice = 20 - (int)SYS2(SYS_getpriority, PRIO_PROCESS, 0);
+}
+
+size_t wire_mask_bytes(void)
+{
+	return mask_bytes;
+}
+
+/* ---- checks the kernel would make (for values kept until later) ---- */
+
+static bool capable_sys_nice(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (SYS2(SYS_capget, &h, d) < 0)
+		return false;
+	return d[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32));
+}
+
+static bool valid_policy(int policy)
+{
+	switch (policy & ~SCHED_RESET_ON_FORK) {
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+	case SCHED_IDLE:
+	case SCHED_FIFO:
+	case SCHED_RR:
+		return true;
+	}
+	return false;
+}
+
+static int check_sched(int policy, int priority)
+{
+	int p = policy & ~SCHED_RESET_ON_FORK;
+	struct rlimit rl;
+
+	if (!valid_policy(policy) || priority < sched_get_priority_min(p) ||
+	    priority > sched_get_priority_max(p))
+		return EINVAL;
+	if ((p == SCHED_FIFO || p == SCHED_RR) && !capable_sys_nice()) {
+		if (getrlimit(RLIMIT_RTPRIO, &rl) != 0 ||
+		    (rlim_t)priority > rl.rlim_cur)
+			return EPERM;
+	}
+	return 0;
+}
+
+static int check_nice(int nice)
+{
+	struct rlimit rl;
+
+	/* Lowering it below the process's needs RLIMIT_NICE or the
+	 * capability (the thread would start from the process's). */
+	if (nice < base_nice && !capable_sys_nice() &&
+	    (getrlimit(RLIMIT_NICE, &rl) != 0 ||
+	     20 - nice > (long)rl.rlim_cur))
+		return EACCES;
+	return 0;
+}
+
+static int check_mask(const unsigned char *mask)
+{
+	for (size_t i = 0; i < mask_bytes; i++)
+		if (mask[i] & base_mask[i])
+			return 0;
+	return EINVAL;
+}
+
+/* ---- the values of one goroutine (gp->jlock held) ---- */
+
+static struct thread_attrs *attrs_of(struct g *gp)
+{
+	if (gp->attrs == NULL) {
+		gp->attrs = calloc(1, sizeof *gp->attrs + mask_bytes);
+		if (gp->attrs == NULL)
+			return NULL;
+	}
+	return gp->attrs;
+}
+
+/* The thread runs with the process's values again: forget them, and let
+ * the goroutine go from its M (only the goroutine itself, on its M). */
+static void settle(struct g *gp)
+{
+	struct thread_attrs *a = gp->attrs;
+
+	if (a && a->has_mask && memcmp(a->mask, base_mask, mask_bytes) == 0)
+		a->has_mask = false;
+	if (a && a->has_sched && a->policy == base_policy &&
+	    a->priority == base_priority)
+		a->has_sched = false;
+	if (a && a->has_nice && a->nice == base_nice)
+		a->has_nice = false;
+	if (a && !a->has_mask && !a->has_sched && !a->has_nice) {
+		free(a);
+		gp->attrs = NULL;
+	}
+	if (gp->attrs == NULL && gp->lockedm) {
+		gp->lockedm->lockedg = NULL;
+		gp->lockedm = NULL;
+	}
+}
+
+/*
+ * Where a value set on gp goes now: its own M's thread (0, *tid set), or
+ * nowhere yet (0, *tid = 0: keep it pending). The caller's own goroutine
+ * is wired first, so the call lands on the thread it will keep.
+ */
+static void target_thread(struct g *gp, pid_t *tid, bool *wired_now)
+{
+	struct g *me = getg();
+
+	*wired_now = false;
+	*tid = 0;
+	if (gp == me && gp->lockedm == NULL) {
+		gp->lockedm = me->m;
+		me->m->lockedg = gp;
+		*wired_now = true;
+	}
+	if (gp->lockedm && !(gp->attrs && gp->attrs->pending))
+		*tid = gp->lockedm->tid;
+}
+
+static void unwire_failed(struct g *gp, bool wired_now)
+{
+	if (wired_now && gp->attrs == NULL) {
+		gp->lockedm->lockedg = NULL;
+		gp->lockedm = NULL;
+	}
+}
+
+int wire_set_affinity(struct g *gp, size_t len, const void *mask)
+{
+	unsigned char *m = calloc(1, mask_bytes);
+	pid_t tid;
+	bool wired_now;
+	int err = 0;
+
+	if (m == NULL)
+		return ENOMEM;
+	memcpy(m, mask, len < mask_bytes ? len : mask_bytes);
+	spin_lock(&gp->jlock);
+	if (gp->exited) {
+		err = ESRCH;
+		goto out;
+	}
+	target_thread(gp, &tid, &wired_now);
+	if (tid) {
+		long r = SYS3(SYS_sched_setaffinity, tid, mask_bytes, m);
+		if (r < 0) {
+			err = (int)-r;
+			unwire_failed(gp, wired_now);
+			goto out;
+		}
+	} else if ((err = check_mask(m)) != 0) {
+		goto out;
+	}
+	struct thread_attrs *a = attrs_of(gp);
+	if (a == NULL) {
+		err = ENOMEM;
+		unwire_failed(gp, wired_now);
+		goto out;
+	}
+	memcpy(a->mask, m, mask_bytes);
+	a->has_mask = true;
+	a->pending = tid == 0;
+	if (gp == getg())
+		settle(gp);
+out:
+	spin_unlock(&gp->jlock);
+	free(m);
+	return err;
+}
+
+int wire_get_affinity(struct g *gp, size_t len, void *mask)
+{
+	/* The kernel's rules for the buffer (sched_getaffinity). */
+	if (len < mask_bytes || (len & (sizeof(long) - 1)))
+		return EINVAL;
+	memset(mask, 0, len);
+	spin_lock(&gp->jlock);
+	struct thread_attrs *a = gp->attrs;
+	long r = 0;
+	if (a && a->has_mask && !a->pending && gp->lockedm)
+		r = SYS3(SYS_sched_getaffinity, gp->lockedm->tid, len, mask);
+	else if (a && a->has_mask)
+		for (size_t i = 0; i < mask_bytes; i++)
+			((unsigned char *)mask)[i] = a->mask[i] & base_mask[i];
+	else
+		memcpy(mask, base_mask, mask_bytes);
+	spin_unlock(&gp->jlock);
+	return r < 0 ? (int)-r : 0;
+}
+
+int wire_set_sched(struct g *gp, int policy, int priority)
+{
+	pid_t tid;
+	bool wired_now;
+	int err = 0;
+
+	spin_lock(&gp->jlock);
+	if (gp->exited) {
+		err = ESRCH;
+		goto out;
+	}
+	if (policy < 0)
+		policy = gp->attrs && gp->attrs->has_sched ? gp->attrs->policy
+							   : base_policy;
+	target_thread(gp, &tid, &wired_now);
+	if (tid) {
+		struct sched_param sp = { .sched_priority = priority };
+		long r = SYS3(SYS_sched_setscheduler, tid, policy, &sp);
+		if (r < 0) {
+			err = (int)-r;
+			unwire_failed(gp, wired_now);
+			goto out;
+		}
+	} else if ((err = check_sched(policy, priority)) != 0) {
+		goto out;
+	}
+	struct thread_attrs *a = attrs_of(gp);
+	if (a == NULL) {
+		err = ENOMEM;
+		unwire_failed(gp, wired_now);
+		goto out;
+	}
+	a->policy = policy;
+	a->priority = priority;
+	a->has_sched = true;
+	a->pending = tid == 0;
+	if (gp == getg())
+		settle(gp);
+out:
+	spin_unlock(&gp->jlock);
+	return err;
+}
+
+void wire_get_sched(struct g *gp, int *policy, int *priority)
+{
+	spin_lock(&gp->jlock);
+	struct thread_attrs *a = gp->attrs;
+	*policy = a && a->has_sched ? a->policy : base_policy;
+	*priority = a && a->has_sched ? a->priority : base_priority;
+	spin_unlock(&gp->jlock);
+}
+
+int wire_set_nice(struct g *gp, int nice)
+{
+	pid_t tid;
+	bool wired_now;
+	int err = 0;
+
+	nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
+	spin_lock(&gp->jlock);
+	if (gp->exited) {
+		err = ESRCH;
+		goto out;
+	}
+	target_thread(gp, &tid, &wired_now);
+	if (tid) {
+		long r = SYS3(SYS_setpriority, PRIO_PROCESS, tid, nice);
+		if (r < 0) {
+			err = (int)-r;
+			unwire_failed(gp, wired_now);
+			goto out;
+		}
+	} else if ((err = check_nice(nice)) != 0) {
+		goto out;
+	}
+	struct thread_attrs *a = attrs_of(gp);
+	if (a == NULL) {
+		err = ENOMEM;
+		unwire_failed(gp, wired_now);
+		goto out;
+	}
+	a->nice = nice;
+	a->has_nice = true;
+	a->pending = tid == 0;
+	if (gp == getg())
+		settle(gp);
+out:
+	spin_unlock(&gp->jlock);
+	return err;
+}
+
+int wire_get_nice(struct g *gp)
+{
+	spin_lock(&gp->jlock);
+	int nice = gp->attrs && gp->attrs->has_nice ? gp->attrs->nice
+						    : base_nice;
+	spin_unlock(&gp->jlock);
+	return nice;
+}
+
+/* ---- creation, running, ending ---- */
+
+struct thread_attrs *wire_inherit(struct g *creator)
+{
+	struct thread_attrs *a = NULL;
+
+	if (creator == NULL || creator->attrs == NULL)
+		return NULL;
+	spin_lock(&creator->jlock);
+	if (creator->attrs) {
+		a = malloc(sizeof *a + mask_bytes);
+		if (a) {
+			memcpy(a, creator->attrs, sizeof *a + mask_bytes);
+			a->pending = true;
+			/* SCHED_RESET_ON_FORK: children start from normal
+			 * scheduling. */
+			if (a->has_sched &&
+			    (a->policy & SCHED_RESET_ON_FORK)) {
+				a->has_sched = false;
+				if (a->has_nice && a->nice < 0)
+					a->has_nice = false;
+			}
+		}
+	}
+	spin_unlock(&creator->jlock);
+	return a;
+}
+
+int wire_explicit_sched(struct thread_attrs **ap, int policy, int priority)
+{
+	int err = check_sched(policy, priority);
+
+	if (err)
+		return err;
+	if (policy == base_policy && priority == base_priority) {
+		if (*ap)
+			(*ap)->has_sched = false;
+		return 0;
+	}
+	if (*ap == NULL && (*ap = calloc(1, sizeof **ap + mask_bytes)) == NULL)
+		return EAGAIN;
+	(*ap)->pending = true;
+	(*ap)->has_sched = true;
+	(*ap)->policy = policy;
+	(*ap)->priority = priority;
+	return 0;
+}
+
+int wire_explicit_mask(struct thread_attrs **ap, size_t len, const void *mask)
+{
+	if (*ap == NULL && (*ap = calloc(1, sizeof **ap + mask_bytes)) == NULL)
+		return EAGAIN;
+	memset((*ap)->mask, 0, mask_bytes);
+	memcpy((*ap)->mask, mask, len < mask_bytes ? len : mask_bytes);
+	if (check_mask((*ap)->mask) != 0)
+		return EINVAL;
+	(*ap)->pending = true;
+	(*ap)->has_mask = memcmp((*ap)->mask, base_mask, mask_bytes) != 0;
+	return 0;
+}
+
+static void apply_all(pid_t tid, const struct thread_attrs *a)
+{
+	/* Checked when they were set; the kernel may still refuse (limits
+	 * changed meanwhile): then the thread keeps what it had, as a
+	 * failed call would have left it. */
+	if (a->has_mask)
+		SYS3(SYS_sched_setaffinity, tid, mask_bytes, a->mask);
+	if (a->has_sched) {
+		struct sched_param sp = { .sched_priority = a->priority };
+		SYS3(SYS_sched_setscheduler, tid, a->policy, &sp);
+	}
+	if (a->has_nice)
+		SYS3(SYS_setpriority, PRIO_PROCESS, tid, a->nice);
+}
+
+void wire_adopt(struct m *mp, struct g *gp)
+{
+	spin_lock(&gp->jlock);
+	struct thread_attrs *a = gp->attrs;
+	if (a && a->pending) {
+		if (gp->lockedm == NULL) {
+			gp->lockedm = mp;
+			mp->lockedg = gp;
+		}
+		apply_all(mp->tid, a);
+		a->pending = false;
+	}
+	spin_unlock(&gp->jlock);
+}
+
+bool wire_release(struct m *mp, struct g *gp)
+{
+	bool ok = true;
+
+	spin_lock(&gp->jlock);
+	struct thread_attrs *a = gp->attrs;
+	if (a && !a->pending) {
+		struct sched_param sp = { .sched_priority = base_priority };
+		if (a->has_mask &&
+		    SYS3(SYS_sched_setaffinity, mp->tid, mask_bytes,
+			 base_mask) < 0)
+			ok = false;
+		if (a->has_sched &&
+		    SYS3(SYS_sched_setscheduler, mp->tid, base_policy, &sp) < 0)
+			ok = false;
+		if (a->has_nice && SYS3(SYS_setpriority, PRIO_PROCESS, mp->tid,
+					base_nice) < 0)
+			ok = false;
+	}
+	free(a);
+	gp->attrs = NULL;
+	if (gp->lockedm) {
+		gp->lockedm->lockedg = NULL;
+		gp->lockedm = NULL;
+	}
+	spin_unlock(&gp->jlock);
+	return ok;
+}

@@ -1,0 +1,30 @@
+/*
+ * sigaltstack.c: an alternate signal stack per goroutine.
+ *
+ * The kernel keeps one per OS thread, and an M runs many goroutines: the
+ * stack one goroutine set up (Rust's runtime does it for every thread, to
+ * report stack overflows) must not serve another goroutine's handler, nor
+ * outlive the goroutine that frees it. The call acts on the M now and is
+ * recorded in the G; the scheduler sets it on whichever M runs the
+ * goroutine next (execute), so the kernel's checks (EINVAL, ENOMEM,
+ * EPERM while on it) and its answers stay the kernel's.
+ */
+#include <signal.h>
+#include "../core/sys.h"
+#include "shim.h"
+
+GOSHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	long r = SYS2(SYS_sigaltstack, ss, old);
+
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	if (ss && shim_active() && on_goroutine()) {
+		struct g *gp = getg();
+		gp->altstack = thread_altstack();
+		gp->m->altstack = gp->altstack;
+	}
+	return 0;
+}

@@ -1,0 +1,256 @@
+/*
+ * thread_sched.c: CPU affinity, scheduling policy and priority, and nice
+ * value of a thread, when the thread is a goroutine.
+ *
+ * glibc would send these to the kernel by the TCB's tid, which for a
+ * goroutine names no thread, and the kernel calls with a tid would hit
+ * whichever goroutine shares the M. core/wire.c keeps them per goroutine
+ * and wires a goroutine that has its own to an M (Go's LockOSThread).
+ * A pid argument means, as in Linux: 0 the caller, the process id the
+ * main thread, a tid the thread it names (for goroutines: the tid gettid()
+ * gave it, its M's); anything else is the kernel's to answer.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include "../core/sys.h"
+#include "../core/wire.h"
+#include "shim.h"
+
+/* The goroutine pid names, or NULL: not one of ours (*other: ESRCH). */
+static struct g *g_of_pid(pid_t pid, bool *gone)
+{
+	struct g *me = getg();
+	struct g *found = NULL;
+
+	*gone = false;
+	if (!shim_active())
+		return NULL;
+	if (pid == 0)
+		return on_goroutine() ? me : NULL;
+	if (on_goroutine() && pid == me->m->tid && pid != sys_getpid())
+		return me;
+	rlock_lock(&sched.alllock);
+	if (pid == sys_getpid()) {
+		for (struct g *gp = sched.allgs; gp; gp = gp->alllink)
+			if (gp->is_main)
+				found = gp;
+		*gone = found == NULL || found->exited ||
+			atomic_load(&sched.main_exited);
+	} else {
+		for (struct m *mp = sched.allms; mp; mp = mp->alllink) {
+			if (mp->tid != pid)
+				continue;
+			found = mp->lockedg ? mp->lockedg : mp->curg;
+			*gone = found == NULL;
+		}
+	}
+	rlock_unlock(&sched.alllock);
+	return *gone ? NULL : found;
+}
+
+/* The kernel's -errno convention as the C library's. */
+static int sys_ret(long r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}
+
+static int neg_errno(int err)
+{
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- affinity ---- */
+
+GOSHIM_EXPORT int pthread_setaffinity_np(pthread_t t, size_t size,
+					  const cpu_set_t *set)
+{
+	struct g *gp = shim_thread(t);
+	if (gp == NULL)
+		return real.pthread_setaffinity_np(t, size, set);
+	return wire_set_affinity(gp, size, set);
+}
+
+GOSHIM_EXPORT int pthread_getaffinity_np(pthread_t t, size_t size,
+					  cpu_set_t *set)
+{
+	struct g *gp = shim_thread(t);
+	if (gp == NULL)
+		return real.pthread_getaffinity_np(t, size, set);
+	return wire_get_affinity(gp, size, set);
+}
+
+GOSHIM_EXPORT int sched_setaffinity(pid_t pid, size_t size,
+				     const cpu_set_t *set)
+{
+	bool gone;
+	struct g *gp = g_of_pid(pid, &gone);
+	if (gp)
+		return neg_errno(wire_set_affinity(gp, size, set));
+	if (gone)
+		return neg_errno(ESRCH);
+	return sys_ret(SYS3(SYS_sched_setaffinity, pid, size, set));
+}
+
+GOSHIM_EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+{
+	bool gone;
+	struct g *gp = g_of_pid(pid, &gone);
+	if (gp)
+		return neg_errno(wire_get_affinity(gp, size, set));
+	if (gone)
+		return neg_errno(ESRCH);
+	long r = SYS3(SYS_sched_getaffinity, pid, size, set);
+	if (r < 0)
+		return neg_errno((int)-r);
+	/* As glibc: the kernel wrote r bytes; the rest is cleared. */
+	memset((char *)set + r, 0, size - (size_t)r);
+	return 0;
+}
+
+/* ---- policy and priority ---- */
+
+GOSHIM_EXPORT int pthread_setschedparam(pthread_t t, int policy,
+					 const struct sched_param *param)
+{
+	struct g *gp = shim_thread(t);
+	if (gp == NULL)
+		return real.pthread_setschedparam(t, policy, param);
+	if (policy < 0)
+		return EINVAL;
+	return wire_set_sched(gp, policy, param->sched_priority);
+}
+
+GOSHIM_EXPORT int pthread_getschedparam(pthread_t t, int *policy,
+					 struct sched_param *param)
+{
+	struct g *gp = shim_thread(t);
+	if (gp == NULL)
+		return real.pthread_getschedparam(t, policy, param);
+	memset(param, 0, sizeof *param);
+	wire_get_sched(gp, policy, &param->sched_priority);
+	*policy &= ~SCHED_RESET_ON_FORK;
+	return 0;
+}
+
+GOSHIM_EXPORT int pthread_setschedprio(pthread_t t, int prio)
+{
+	struct g *gp = shim_thread(t);
+	if (gp == NULL)
+		return real.pthread_setschedprio(t, prio);
+	return wire_set_sched(gp, -1, prio);
+}
+
+GOSHIM_EXPORT int sched_setscheduler(pid_t pid, int policy,
+				      const struct sched_param *param)
+{
+	bool gone;
+	struct g *gp = g_of_pid(pid, &gone);
+	if (gp) {
+		if (param == NULL || policy < 0)
+			return neg_errno(EINVAL);
+		return neg_errno(wire_set_sched(gp, policy,
+						param->sched_priority));
+	}
+	if (gone)
+		return neg_errno(ESRCH);
+	return sys_ret(SYS3(SYS_sched_setscheduler, pid, policy, param));
+}
+
+GOSHIM_EXPORT int sched_getscheduler(pid_t pid)
+{
+	bool gone;
+	struct g *gp = g_of_pid(pid, &gone);
+	int policy, prio;
+	if (gp) {
+		wire_get_sched(gp, &policy, &prio);
+		return policy;
+	}
+	if (gone)
+		return neg_errno(ESRCH);
+	return sys_ret(SYS1(SYS_sched_getscheduler, pid));
+}
+
+GOSHIM_EXPORT int sched_setparam(pid_t pid, const struct sched_param *param)
+{
+	bool gone;
+	struct g *gp = g_of_pid(pid, &gone);
+	if (gp) {
+		if (param == NULL)
+			return neg_errno(EINVAL);
+		return neg_errno(wire_set_sched(gp, -1, param->sched_priority));
+	}
+	if (gone)
+		return neg_errno(ESRCH);
+	return sys_ret(SYS2(SYS_sched_setparam, pid, param));
+}
+
+GOSHIM_EXPORT int sched_getparam(pid_t pid, struct sched_param *param)
+{
+	bool gone;
+	struct g *gp = g_of_pid(pid, &gone);
+	int policy;
+	if (gp) {
+		if (param == NULL)
+			return neg_errno(EINVAL);
+		memset(param, 0, sizeof *param);
+		wire_get_sched(gp, &policy, &param->sched_priority);
+		return 0;
+	}
+	if (gone)
+		return neg_errno(ESRCH);
+	return sys_ret(SYS2(SYS_sched_getparam, pid, param));
+}
+
+/* ---- nice (per thread on Linux) ---- */
+
+GOSHIM_EXPORT int setpriority(__priority_which_t which, id_t who, int prio)
+{
+	bool gone = false;
+	struct g *gp = which == PRIO_PROCESS ? g_of_pid((pid_t)who, &gone)
+					     : NULL;
+	if (gp)
+		return neg_errno(wire_set_nice(gp, prio));
+	if (gone)
+		return neg_errno(ESRCH);
+	return sys_ret(SYS3(SYS_setpriority, which, who, prio));
+}
+
+GOSHIM_EXPORT int getpriority(__priority_which_t which, id_t who)
+{
+	bool gone = false;
+	struct g *gp = which == PRIO_PROCESS ? g_of_pid((pid_t)who, &gone)
+					     : NULL;
+	if (gp)
+		return wire_get_nice(gp);
+	if (gone)
+		return neg_errno(ESRCH);
+	/* The kernel answers 20 - nice, so that it is never negative. */
+	long r = SYS2(SYS_getpriority, which, who);
+	if (r < 0)
+		return neg_errno((int)-r);
+	return 20 - (int)r;
+}
+
+GOSHIM_EXPORT int nice(int inc)
+{
+	int cur = getpriority(PRIO_PROCESS, 0);
+	int want = cur + inc;
+
+	if (setpriority(PRIO_PROCESS, 0, want) != 0) {
+		if (errno == EACCES)
+			errno = EPERM; /* as glibc's nice */
+		return -1;
+	}
+	return getpriority(PRIO_PROCESS, 0);
+}
