@@ -42,11 +42,20 @@ struct bucket {
 
 static struct bucket semtab[SEMTAB_SIZE];
 
+/* Buckets that sema_release_async marked, one bit each. */
+static _Atomic uint64_t deferred[(SEMTAB_SIZE + 63) / 64];
+static _Atomic bool deferred_any;
+static _Atomic int32_t runners; /* in sema_run_async, maybe readying */
+
 /* In the child of fork every waiter is gone, and a bucket lock may be
- * held by a thread that is gone too. */
+ * held by a thread that is gone too; so may a run of sema_run_async. */
 void sema_fork_child(void)
 {
 	memset(semtab, 0, sizeof semtab);
+	for (size_t i = 0; i < sizeof deferred / sizeof deferred[0]; i++)
+		atomic_store(&deferred[i], 0);
+	atomic_store(&deferred_any, false);
+	atomic_store(&runners, 0);
 }
 
 static struct bucket *bucket_of(const void *addr)
@@ -289,11 +298,6 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 }
 
 /* ---- releases from signal handlers ------------------------------------- */
-
-/* Buckets that sema_release_async marked, one bit each. */
-static _Atomic uint64_t deferred[(SEMTAB_SIZE + 63) / 64];
-static _Atomic bool deferred_any;
-static _Atomic int32_t runners; /* in sema_run_async, maybe readying */
 
 /*
  * The caller has added its unit already. Waking a waiter takes the bucket
