@@ -10,7 +10,14 @@
  * (a waker may still look at one). A pd learns lazily what its fd is
  * (fstat) and forgets it on close: close bumps seq, so an event still
  * queued for the closed fd, whose number may already be reused, is
- * ignored, and goroutines waiting on it wake and see EBADF.
+ * ignored, and goroutines waiting on it wake and see EBADF. dup2 and
+ * dup3 onto a number are a close of it; the new fd is known as the old.
+ *
+ * O_NONBLOCK is the program's: goshim sets it only around one
+ * non-blocking connect on a socket the process made, under the pd's
+ * fl_lock, and every look or change of the flags by the program (and by
+ * goshim's "did the program ask for EAGAIN?") takes that lock, so
+ * nothing in the process ever sees goshim's flag.
  *
  * Go keeps one waiter per mode (rg/wg, with the pdReady token) because its
  * fds let one reader and one writer in at a time. A C program may have many
@@ -63,6 +70,7 @@ struct pd {
 	_Atomic uint32_t count[2]; /* events per mode (NP_READ, NP_WRITE) */
 	struct netpoll_link *wait[2];
 	_Atomic uint32_t serial; /* fd_serial_lock: 0 free, 1 held, 2 waited */
+	struct rlock fl_lock;	 /* fd_nowait_call vs the program's flags */
 };
 
 static struct {
@@ -282,11 +290,36 @@ void fd_found(int fd, enum fd_kind kind)
 		pd_note(pd, atomic_load(&pd->seq), kind, 0, 0);
 }
 
+void fd_copy(int from, int to)
+{
+	struct pd *src = pd_get(from, true), *dst = pd_get(to, true);
+	enum fd_kind kind = FD_UNKNOWN;
+	int socktype = 0;
+	uint8_t flags = 0;
+
+	if (dst == NULL)
+		return;
+	if (src) {
+		kind = atomic_load_explicit(&src->kind, memory_order_relaxed);
+		socktype = atomic_load_explicit(&src->socktype,
+						memory_order_relaxed);
+		flags = atomic_load_explicit(&src->flags,
+					     memory_order_relaxed) &
+			(PD_OURS | PD_LISTEN);
+	}
+	pd_reset(dst, kind, socktype, flags);
+}
+
+bool fd_runtime(int fd)
+{
+	return atomic_load(&np.up) && (fd == np.epfd || fd == np.efd);
+}
+
 bool fd_close(int fd)
 {
 	struct pd *pd;
 
-	if (atomic_load(&np.up) && (fd == np.epfd || fd == np.efd))
+	if (fd_runtime(fd))
 		return false;
 	pd = pd_get(fd, false);
 	if (pd)
@@ -294,8 +327,43 @@ bool fd_close(int fd)
 	return true;
 }
 
+long fd_nowait_call(int fd, long (*call)(void *), void *arg)
+{
+	struct pd *pd = pd_get(fd, true);
+	long fl, r;
+
+	if (pd == NULL)
+		return -EPERM;
+	rlock_lock(&pd->fl_lock);
+	fl = SYS3(SYS_fcntl, fd, F_GETFL, 0);
+	if (fl < 0) {
+		r = fl;
+	} else if (fl & O_NONBLOCK) {
+		r = call(arg);
+	} else {
+		SYS3(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK);
+		r = call(arg);
+		SYS3(SYS_fcntl, fd, F_SETFL, fl);
+	}
+	rlock_unlock(&pd->fl_lock);
+	return r;
+}
+
+long fd_flags_call(int fd, long (*call)(void *), void *arg)
+{
+	struct pd *pd = pd_get(fd, true);
+	long r;
+
+	if (pd == NULL)
+		return call(arg);
+	rlock_lock(&pd->fl_lock);
+	r = call(arg);
+	rlock_unlock(&pd->fl_lock);
+	return r;
+}
+
 /* A futex-style mutex on the pd (Drepper's), parking on sema.c. */
-int fd_serial_lock(struct netpoll_req *r)
+int fd_serial_lock(struct netpoll_req *r, int64_t deadline)
 {
 	struct pd *pd = r->pd;
 	uint32_t c = 0;
@@ -306,7 +374,9 @@ int fd_serial_lock(struct netpoll_req *r)
 		if (c != 2)
 			c = atomic_exchange(&pd->serial, 2);
 		while (c != 0) {
-			sema_wait(&pd->serial, 2, -1, "accept");
+			if (sema_wait(&pd->serial, 2, deadline, "accept") ==
+			    ETIMEDOUT)
+				return ETIMEDOUT;
 			c = atomic_exchange(&pd->serial, 2);
 		}
 	}

@@ -11,6 +11,12 @@
  * program's array of buffers is never written: a transfer that stops
  * part-way continues from a copy.
  *
+ * A socket's SO_RCVTIMEO / SO_SNDTIMEO is a deadline on the parks, for
+ * the whole call: on expiry EAGAIN, or the count moved so far, as Linux
+ * returns. The timeout is asked of the kernel (getsockopt) the first time
+ * a call has to wait, never cached: a dup'ed or inherited socket, or one
+ * set through syscall(), shares the kernel's value.
+ *
  * If the program set O_NONBLOCK itself, EAGAIN (or the partial count) is
  * its answer, as without goshim; F_GETFL is asked only then, since the
  * program may change the flag at any time. An fd RWF_NOWAIT does not work
@@ -22,10 +28,27 @@
 #include <string.h>
 #include "fd.h"
 
+static long getfl(void *fd)
+{
+	return SYS3(SYS_fcntl, (int)(intptr_t)fd, F_GETFL, 0);
+}
+
 bool fd_nonblocking(int fd)
 {
-	long fl = SYS3(SYS_fcntl, fd, F_GETFL, 0);
+	long fl = fd_flags_call(fd, getfl, (void *)(intptr_t)fd);
 	return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+int64_t fd_sock_deadline(int fd, int opt)
+{
+	struct timeval tv;
+	socklen_t len = sizeof tv;
+
+	if (SYS6(SYS_getsockopt, fd, SOL_SOCKET, opt, &tv, &len, 0) < 0 ||
+	    len != sizeof tv || (tv.tv_sec == 0 && tv.tv_usec == 0))
+		return -1;
+	return nanotime() + (int64_t)tv.tv_sec * 1000000000 +
+	       (int64_t)tv.tv_usec * 1000;
 }
 
 long fd_ready(int fd, short events, bool wait)
@@ -47,6 +70,7 @@ void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,
 	op->iov = &op->one;
 	op->iovcnt = 1;
 	op->owned = true;
+	op->deadline = FD_DEADLINE_UNKNOWN;
 }
 
 void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
@@ -57,6 +81,7 @@ void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
 	op->fd = fd;
 	op->iov = (struct iovec *)iov; /* not written while !owned */
 	op->iovcnt = iovcnt;
+	op->deadline = FD_DEADLINE_UNKNOWN;
 }
 
 static long op_call(struct fd_op *op, bool nowait)
@@ -91,8 +116,25 @@ static long op_call(struct fd_op *op, bool nowait)
 	return -EINVAL;
 }
 
+/* The socket's SO_RCVTIMEO or SO_SNDTIMEO as a deadline for the whole
+ * call, asked when it first has to wait (the kernel's timeout runs from
+ * its first wait, too): -1 for none, and for pipes. */
+static int64_t op_deadline(struct fd_op *op, unsigned mode)
+{
+	bool rw = op->call == FC_READV || op->call == FC_WRITEV;
+
+	if (op->deadline == FD_DEADLINE_UNKNOWN)
+		op->deadline = rw && fd_kind(op->fd) != FD_SOCKET
+				       ? -1
+				       : fd_sock_deadline(op->fd,
+							  mode == NP_READ
+								  ? SO_RCVTIMEO
+								  : SO_SNDTIMEO);
+	return op->deadline;
+}
+
 /* One call as the blocking one would return: try, park until the fd has
- * an event, try again. */
+ * an event, try again; EAGAIN once the socket's timeout passed. */
 static long transfer_once(struct fd_op *op)
 {
 	bool rw = op->call == FC_READV || op->call == FC_WRITEV;
@@ -111,9 +153,11 @@ static long transfer_once(struct fd_op *op)
 		}
 		if (n != -EAGAIN || fd_nonblocking(op->fd))
 			return n;
-		int e = netpoll_wait(&r, 1, -1);
+		int e = netpoll_wait(&r, 1, op_deadline(op, mode));
 		if (e == EPERM)
 			return IN_SYSCALL(op_call(op, false));
+		if (e == ETIMEDOUT)
+			return -EAGAIN;
 		if (e)
 			return -e;
 	}
