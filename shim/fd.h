@@ -111,6 +111,9 @@ void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,
 	       size_t len);
 void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
 	       const struct iovec *iov, int iovcnt);
+/* Skip n bytes of op already done (sendmmsg's partial message); false
+ * if the copy of the program's buffers could not be made. */
+bool fd_op_skip(struct fd_op *op, size_t n);
 /* Do op as the blocking call would: once (a read returns what is there),
  * or until all of it is done (writes; MSG_WAITALL). Count or -errno. */
 long fd_transfer(struct fd_op *op, bool all);

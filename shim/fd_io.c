@@ -163,9 +163,7 @@ static long transfer_once(struct fd_op *op)
 	}
 }
 
-/* Skip n bytes done; false if the copy could not be made (the caller
- * returns the count so far, a short transfer). */
-static bool op_advance(struct fd_op *op, size_t n)
+bool fd_op_skip(struct fd_op *op, size_t n)
 {
 	if (!op->owned) {
 		op->copy = malloc((size_t)op->iovcnt * sizeof *op->copy);
@@ -220,7 +218,7 @@ long fd_transfer(struct fd_op *op, bool all)
 			break;
 		done += (size_t)n;
 		if (done >= total || fd_nonblocking(op->fd) ||
-		    !op_advance(op, (size_t)n))
+		    !fd_op_skip(op, (size_t)n))
 			break;
 	}
 	free(op->copy);
