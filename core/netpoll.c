@@ -59,7 +59,7 @@
 #define NEVENTS 128
 #define BREAK_DATA UINT64_MAX
 
-enum { PD_REGISTERED = 1, PD_OURS = 2, PD_LISTEN = 4 };
+enum { PD_REGISTERED = 1, PD_OURS = 2, PD_LISTEN = 4, PD_NO_NOWAIT = 8 };
 
 struct pd {
 	struct spinlock lock;	 /* guards count, wait; writes of the rest */
@@ -283,11 +283,19 @@ void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours)
 		pd_reset(pd, kind, socktype, ours ? PD_OURS : 0);
 }
 
-void fd_found(int fd, enum fd_kind kind)
+void fd_lost_nowait(int fd)
 {
 	struct pd *pd = pd_get(fd, true);
 	if (pd)
-		pd_note(pd, atomic_load(&pd->seq), kind, 0, 0);
+		pd_note(pd, atomic_load(&pd->seq), FD_UNKNOWN, 0, PD_NO_NOWAIT);
+}
+
+bool fd_nowait(int fd)
+{
+	struct pd *pd = pd_get(fd, false);
+	return pd == NULL ||
+	       !(atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+		 PD_NO_NOWAIT);
 }
 
 void fd_copy(int from, int to)
@@ -305,7 +313,7 @@ void fd_copy(int from, int to)
 						memory_order_relaxed);
 		flags = atomic_load_explicit(&src->flags,
 					     memory_order_relaxed) &
-			(PD_OURS | PD_LISTEN);
+			(PD_OURS | PD_LISTEN | PD_NO_NOWAIT);
 	}
 	pd_reset(dst, kind, socktype, flags);
 }

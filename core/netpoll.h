@@ -70,8 +70,11 @@ bool fd_ours(int fd);
 /* An fd the program just made (socket, pipe, accept): whoever still
  * waited on an fd of that number wakes with EBADF. */
 void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours);
-/* fd is not what it looked (a FIFO opened by name has no RWF_NOWAIT). */
-void fd_found(int fd, enum fd_kind kind);
+/* RWF_NOWAIT said EOPNOTSUPP on fd: a FIFO opened by name, or a pipe
+ * that splice or vmsplice has used (Linux then clears FMODE_NOWAIT on
+ * it for good). fd_nowait: not known to be so. */
+void fd_lost_nowait(int fd);
+bool fd_nowait(int fd);
 /* One of the runtime's own fds (epoll, its eventfd). */
 bool fd_runtime(int fd);
 /* dup and friends: to is now the file from is (whoever waited on the

@@ -20,10 +20,15 @@
  * If the program set O_NONBLOCK itself, EAGAIN (or the partial count) is
  * its answer, as without goshim; F_GETFL is asked only then, since the
  * program may change the flag at any time. An fd RWF_NOWAIT does not work
- * on (a FIFO opened by name) gets the blocking call under entersyscall,
- * from then on.
+ * on (a FIFO opened by name; a pipe once splice or vmsplice used it, for
+ * which Linux clears FMODE_NOWAIT) waits for readiness instead (a
+ * zero-timeout ppoll, parks between), then gets the blocking call under
+ * entersyscall: only a reader or writer racing it can make that block,
+ * or a write larger than the room there is, and then it costs an M, not
+ * a P.
  */
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fd.h"
@@ -145,11 +150,18 @@ static long transfer_once(struct fd_op *op)
 
 	for (;;) {
 		struct netpoll_req r;
+		long n;
 		netpoll_arm(&r, op->fd, mode);
-		long n = op_call(op, true);
+		if (rw && !fd_nowait(op->fd))
+			n = fd_ready(op->fd, mode == NP_READ ? POLLIN : POLLOUT,
+				     false)
+				    ? IN_SYSCALL(op_call(op, false))
+				    : -EAGAIN;
+		else
+			n = op_call(op, true);
 		if (n == -EOPNOTSUPP && rw) {
-			fd_found(op->fd, FD_OTHER);
-			return IN_SYSCALL(op_call(op, false));
+			fd_lost_nowait(op->fd);
+			continue;
 		}
 		if (n != -EAGAIN || fd_nonblocking(op->fd))
 			return n;
