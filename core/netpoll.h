@@ -77,6 +77,9 @@ void fd_lost_nowait(int fd);
 bool fd_nowait(int fd);
 /* One of the runtime's own fds (epoll, its eventfd). */
 bool fd_runtime(int fd);
+/* The program takes the number fd (dup2 onto it): if the runtime uses
+ * it, move that elsewhere first. 0 or errno (EMFILE). */
+int fd_vacate(int fd);
 /* dup and friends: to is now the file from is (whoever waited on the
  * file to had wakes with EBADF, as after close). */
 void fd_copy(int from, int to);

@@ -10,8 +10,9 @@
  * so that a call that will fail with EBADF or EINVAL disturbs nobody.
  *
  * The runtime's own fds are not open as far as the program can tell
- * (close says EBADF), but their numbers are taken: dup2 onto one fails
- * with EBUSY, the error Linux gives when the number is not free to take.
+ * (close says EBADF), so the program may well dup2 onto one of their
+ * numbers (a shell's "exec 3>file"): the runtime's fd moves to another
+ * number first (fd_vacate) and the program gets the one it asked for.
  */
 #include <fcntl.h>
 #include <unistd.h>
@@ -35,8 +36,11 @@ static int replace(int oldfd, int newfd)
 		return EBADF;
 	if (newfd == oldfd)
 		return 0;
-	if (fd_runtime(newfd))
-		return EBUSY;
+	if (fd_runtime(newfd)) {
+		int e = fd_vacate(newfd);
+		if (e)
+			return e;
+	}
 	fd_copy(oldfd, newfd);
 	return 0;
 }

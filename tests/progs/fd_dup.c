@@ -11,6 +11,9 @@
 //   EINVAL for dup3 onto itself or with flags other than O_CLOEXEC, and
 //   for F_DUPFD beyond the fd limit; dup2 onto itself returns the fd;
 //   O_CLOEXEC / F_DUPFD_CLOEXEC set FD_CLOEXEC, dup and dup2 do not.
+// - dup2 onto every fd number from 3 to 63 the program has not opened
+//   itself (as a shell's "exec 5>file" does) succeeds, while a thread
+//   waits in a read; the read and later ones still wake.
 // goshim-test: env=GOMAXPROCS=1
 // goshim-test: shim-max-threads=GOMAXPROCS+4
 // goshim-test: native-min-threads=51
@@ -215,6 +218,46 @@ static void errors(void)
 	close(p[0]);
 }
 
+static void dup2_anywhere(void)
+{
+	int p[2], q[2], null = open("/dev/null", O_WRONLY), taken = 0;
+
+	if (null < 0 || pipe(p) || pipe(q))
+		die("setup");
+	struct reader rd = { .fd = p[0] };
+	pthread_t t = start_reader(&rd);
+	usleep(5000);
+	for (int n = 3; n < 64; n++) {
+		if (n == null || n == p[0] || n == p[1] || n == q[0] ||
+		    n == q[1])
+			continue;
+		if (dup2(null, n) != n)
+			die("dup2 onto a number the program left free");
+		taken++;
+	}
+	if (write(p[1], "w", 1) != 1)
+		die("write");
+	join(t);
+	check(rd.r == 1 && rd.c == 'w',
+	      "dup2 onto each free number below 64 while a read waits; it wakes");
+	for (int n = 3; n < 64; n++)
+		if (n != null && n != p[0] && n != p[1] && n != q[0] &&
+		    n != q[1])
+			close(n);
+	rd = (struct reader){ .fd = q[0] };
+	t = start_reader(&rd);
+	usleep(5000);
+	if (write(q[1], "v", 1) != 1)
+		die("write");
+	join(t);
+	check(rd.r == 1 && rd.c == 'v' && taken > 50, "a later read waits and wakes");
+	close(null);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+}
+
 int main(void)
 {
 	int p[2], s[2];
@@ -228,6 +271,7 @@ int main(void)
 	close(s[0]);
 	close(s[1]);
 	dup2_under_reader();
+	dup2_anywhere();
 	errors();
 	printf("OK\n");
 	return 0;
