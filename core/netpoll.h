@@ -71,8 +71,9 @@ bool fd_ours(int fd);
  * waited on an fd of that number wakes with EBADF. */
 void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours);
 /* RWF_NOWAIT said EOPNOTSUPP on fd: a FIFO opened by name, or a pipe
- * that splice or vmsplice has used (Linux then clears FMODE_NOWAIT on
- * it for good). fd_nowait: not known to be so. */
+ * end once given to splice, tee or vmsplice (Linux then clears
+ * FMODE_NOWAIT on that end for good; the other end and sockets keep
+ * it). fd_nowait: not known to be so. */
 void fd_lost_nowait(int fd);
 bool fd_nowait(int fd);
 /* One of the runtime's own fds (epoll, its eventfd). */

@@ -20,8 +20,8 @@
  * If the program set O_NONBLOCK itself, EAGAIN (or the partial count) is
  * its answer, as without goshim; F_GETFL is asked only then, since the
  * program may change the flag at any time. An fd RWF_NOWAIT does not work
- * on (a FIFO opened by name; a pipe once splice or vmsplice used it, for
- * which Linux clears FMODE_NOWAIT) waits for readiness instead (a
+ * on (a FIFO opened by name; a pipe end once given to splice, tee or
+ * vmsplice, which clear FMODE_NOWAIT on it) waits for readiness instead (a
  * zero-timeout ppoll, parks between), then gets the blocking call under
  * entersyscall: only a reader or writer racing it can make that block,
  * or a write larger than the room there is, and then it costs an M, not
