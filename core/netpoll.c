@@ -10,7 +10,14 @@
  * (a waker may still look at one). A pd learns lazily what its fd is
  * (fstat) and forgets it on close: close bumps seq, so an event still
  * queued for the closed fd, whose number may already be reused, is
- * ignored, and goroutines waiting on it wake and see EBADF.
+ * ignored, and goroutines waiting on it wake and see EBADF. dup2 and
+ * dup3 onto a number are a close of it; the new fd is known as the old.
+ *
+ * O_NONBLOCK is the program's: goshim sets it only around one
+ * non-blocking connect on a socket the process made, under the pd's
+ * fl_lock, and every look or change of the flags by the program (and by
+ * goshim's "did the program ask for EAGAIN?") takes that lock, so
+ * nothing in the process ever sees goshim's flag.
  *
  * Go keeps one waiter per mode (rg/wg, with the pdReady token) because its
  * fds let one reader and one writer in at a time. A C program may have many
@@ -52,7 +59,7 @@
 #define NEVENTS 128
 #define BREAK_DATA UINT64_MAX
 
-enum { PD_REGISTERED = 1, PD_OURS = 2, PD_LISTEN = 4 };
+enum { PD_REGISTERED = 1, PD_OURS = 2, PD_LISTEN = 4, PD_NO_NOWAIT = 8 };
 
 struct pd {
 	struct spinlock lock;	 /* guards count, wait; writes of the rest */
@@ -63,6 +70,7 @@ struct pd {
 	_Atomic uint32_t count[2]; /* events per mode (NP_READ, NP_WRITE) */
 	struct netpoll_link *wait[2];
 	_Atomic uint32_t serial; /* fd_serial_lock: 0 free, 1 held, 2 waited */
+	struct rlock fl_lock;	 /* fd_nowait_call vs the program's flags */
 };
 
 static struct {
@@ -70,7 +78,8 @@ static struct {
 	_Atomic(_Atomic(struct pd *) *) tab;
 	uint32_t nchunks;
 	_Atomic bool up;   /* epfd and efd exist */
-	int epfd, efd;
+	_Atomic int epfd, efd; /* moved by fd_vacate */
+	_Atomic int32_t efd_users; /* between reading efd and using it */
 	_Atomic bool no_pwait2; /* the kernel predates epoll_pwait2 (5.11) */
 	_Atomic int32_t waiters;  /* goroutines parked in netpoll_wait */
 	_Atomic bool blocked;	  /* an M blocks in netpoll_block */
@@ -275,18 +284,73 @@ void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours)
 		pd_reset(pd, kind, socktype, ours ? PD_OURS : 0);
 }
 
-void fd_found(int fd, enum fd_kind kind)
+void fd_lost_nowait(int fd)
 {
 	struct pd *pd = pd_get(fd, true);
 	if (pd)
-		pd_note(pd, atomic_load(&pd->seq), kind, 0, 0);
+		pd_note(pd, atomic_load(&pd->seq), FD_UNKNOWN, 0, PD_NO_NOWAIT);
+}
+
+bool fd_nowait(int fd)
+{
+	struct pd *pd = pd_get(fd, false);
+	return pd == NULL ||
+	       !(atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+		 PD_NO_NOWAIT);
+}
+
+void fd_copy(int from, int to)
+{
+	struct pd *src = pd_get(from, true), *dst = pd_get(to, true);
+	enum fd_kind kind = FD_UNKNOWN;
+	int socktype = 0;
+	uint8_t flags = 0;
+
+	if (dst == NULL)
+		return;
+	if (src) {
+		kind = atomic_load_explicit(&src->kind, memory_order_relaxed);
+		socktype = atomic_load_explicit(&src->socktype,
+						memory_order_relaxed);
+		flags = atomic_load_explicit(&src->flags,
+					     memory_order_relaxed) &
+			(PD_OURS | PD_LISTEN | PD_NO_NOWAIT);
+	}
+	pd_reset(dst, kind, socktype, flags);
+}
+
+bool fd_runtime(int fd)
+{
+	return atomic_load(&np.up) &&
+	       (fd == atomic_load(&np.epfd) || fd == atomic_load(&np.efd));
+}
+
+int fd_vacate(int fd)
+{
+	long n = 0;
+
+	rlock_lock(&np.lock);
+	if (fd_runtime(fd)) {
+		n = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
+		if (n >= 0 && fd == atomic_load(&np.epfd)) {
+			atomic_store(&np.epfd, (int)n);
+		} else if (n >= 0) {
+			atomic_store(&np.efd, (int)n);
+			/* Nobody may write the program's file by the old
+			 * number: wait out whoever read it before. */
+			while (atomic_load(&np.efd_users))
+				arch_cpu_relax();
+		}
+	}
+	rlock_unlock(&np.lock);
+	return n < 0 ? (int)-n : 0;
 }
 
 bool fd_close(int fd)
 {
 	struct pd *pd;
 
-	if (atomic_load(&np.up) && (fd == np.epfd || fd == np.efd))
+	if (fd_runtime(fd))
 		return false;
 	pd = pd_get(fd, false);
 	if (pd)
@@ -294,8 +358,43 @@ bool fd_close(int fd)
 	return true;
 }
 
+long fd_nowait_call(int fd, long (*call)(void *), void *arg)
+{
+	struct pd *pd = pd_get(fd, true);
+	long fl, r;
+
+	if (pd == NULL)
+		return -EPERM;
+	rlock_lock(&pd->fl_lock);
+	fl = SYS3(SYS_fcntl, fd, F_GETFL, 0);
+	if (fl < 0) {
+		r = fl;
+	} else if (fl & O_NONBLOCK) {
+		r = call(arg);
+	} else {
+		SYS3(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK);
+		r = call(arg);
+		SYS3(SYS_fcntl, fd, F_SETFL, fl);
+	}
+	rlock_unlock(&pd->fl_lock);
+	return r;
+}
+
+long fd_flags_call(int fd, long (*call)(void *), void *arg)
+{
+	struct pd *pd = pd_get(fd, true);
+	long r;
+
+	if (pd == NULL)
+		return call(arg);
+	rlock_lock(&pd->fl_lock);
+	r = call(arg);
+	rlock_unlock(&pd->fl_lock);
+	return r;
+}
+
 /* A futex-style mutex on the pd (Drepper's), parking on sema.c. */
-int fd_serial_lock(struct netpoll_req *r)
+int fd_serial_lock(struct netpoll_req *r, int64_t deadline)
 {
 	struct pd *pd = r->pd;
 	uint32_t c = 0;
@@ -306,7 +405,9 @@ int fd_serial_lock(struct netpoll_req *r)
 		if (c != 2)
 			c = atomic_exchange(&pd->serial, 2);
 		while (c != 0) {
-			sema_wait(&pd->serial, 2, -1, "accept");
+			if (sema_wait(&pd->serial, 2, deadline, "accept") ==
+			    ETIMEDOUT)
+				return ETIMEDOUT;
 			c = atomic_exchange(&pd->serial, 2);
 		}
 	}
@@ -333,7 +434,9 @@ void netpoll_fork_child(void)
 		sys_close(np.epfd);
 		sys_close(np.efd);
 	}
-	np.epfd = np.efd = -1;
+	atomic_store(&np.epfd, -1);
+	atomic_store(&np.efd, -1);
+	atomic_store(&np.efd_users, 0);
 	atomic_store(&np.up, false);
 	atomic_store(&np.lock.key, 0);
 	atomic_store(&np.waiters, 0);
@@ -358,8 +461,8 @@ static bool poll_up(void)
 					  .data.u64 = BREAK_DATA };
 		if (ep >= 0 && ef >= 0 &&
 		    SYS4(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, ef, &ev) == 0) {
-			np.epfd = ep;
-			np.efd = ef;
+			atomic_store(&np.epfd, ep);
+			atomic_store(&np.efd, ef);
 			atomic_store_explicit(&np.up, true,
 					      memory_order_release);
 		} else {
@@ -374,6 +477,18 @@ static bool poll_up(void)
 	return atomic_load(&np.up);
 }
 
+/* epoll_ctl on the runtime's epoll fd, again if fd_vacate moved it
+ * meanwhile (the old number may be the program's file by now). */
+static long epoll_ctl_np(int op, int fd, struct epoll_event *ev)
+{
+	for (;;) {
+		int ep = atomic_load(&np.epfd);
+		long r = SYS4(SYS_epoll_ctl, ep, op, fd, ev);
+		if (r >= 0 || r == -EEXIST || atomic_load(&np.epfd) == ep)
+			return r;
+	}
+}
+
 /* Add fd to epoll, again if need be (see the top). 0, EBADF, or EPERM:
  * epoll cannot watch it (a regular file; out of watches). */
 static int pd_register(struct pd *pd, int fd, uint32_t seq)
@@ -382,14 +497,14 @@ static int pd_register(struct pd *pd, int fd, uint32_t seq)
 		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET,
 		.data.u64 = (uint64_t)seq << 32 | (uint32_t)fd,
 	};
-	long r = SYS4(SYS_epoll_ctl, np.epfd, EPOLL_CTL_ADD, fd, &ev);
+	long r = epoll_ctl_np(EPOLL_CTL_ADD, fd, &ev);
 
 	if (r == -EEXIST) {
 		if (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
 		    PD_REGISTERED)
 			return 0;
 		/* Left from an fd goshim forgot: carry our seq now. */
-		r = SYS4(SYS_epoll_ctl, np.epfd, EPOLL_CTL_MOD, fd, &ev);
+		r = epoll_ctl_np(EPOLL_CTL_MOD, fd, &ev);
 	}
 	if (r == 0) {
 		pd_note(pd, seq, FD_UNKNOWN, 0, PD_REGISTERED);
@@ -540,6 +655,7 @@ static int netpoll_run(bool block, int64_t deadline)
 	struct timespec ts = { 0, 0 }, *tsp = &ts;
 	struct waiter *list = NULL;
 	long n = -ENOSYS;
+	int ep = atomic_load(&np.epfd);
 
 	if (block && deadline < 0) {
 		tsp = NULL;
@@ -551,7 +667,7 @@ static int netpoll_run(bool block, int64_t deadline)
 		}
 	}
 	if (!np.no_pwait2) {
-		n = SYS6(SYS_epoll_pwait2, np.epfd, ev, NEVENTS, tsp, NULL, 0);
+		n = SYS6(SYS_epoll_pwait2, ep, ev, NEVENTS, tsp, NULL, 0);
 		if (n == -ENOSYS)
 			np.no_pwait2 = true;
 	}
@@ -560,12 +676,13 @@ static int netpoll_run(bool block, int64_t deadline)
 		int64_t ms = tsp == NULL ? -1
 					 : (ts.tv_sec * 1000000000 + ts.tv_nsec +
 					    999999) / 1000000;
-		n = SYS6(SYS_epoll_pwait, np.epfd, ev, NEVENTS,
+		n = SYS6(SYS_epoll_pwait, ep, ev, NEVENTS,
 			 ms > INT_MAX ? INT_MAX : ms, NULL, 0);
 	}
 	if (n < 0) {
-		if (n == -EINTR)
-			return 0; /* a signal: the caller looks again */
+		/* A signal, or fd_vacate moved epoll: look again. */
+		if (n == -EINTR || atomic_load(&np.epfd) != ep)
+			return 0;
 		runtime_throw("netpoll: epoll_wait failed");
 	}
 	for (long i = 0; i < n; i++) {
@@ -577,7 +694,10 @@ static int netpoll_run(bool block, int64_t deadline)
 			/* A non-blocking look leaves it to the blocked M. */
 			if (block) {
 				uint64_t v;
-				SYS3(SYS_read, np.efd, &v, sizeof v);
+				atomic_fetch_add(&np.efd_users, 1);
+				SYS3(SYS_read, atomic_load(&np.efd), &v,
+				     sizeof v);
+				atomic_fetch_sub(&np.efd_users, 1);
 				atomic_store(&np.wake_sig, 0);
 			}
 			continue;
@@ -634,5 +754,7 @@ void netpoll_break(void)
 	if (!atomic_load_explicit(&np.up, memory_order_acquire) ||
 	    !atomic_compare_exchange_strong(&np.wake_sig, &zero, 1))
 		return;
-	SYS3(SYS_write, np.efd, &one, sizeof one);
+	atomic_fetch_add(&np.efd_users, 1);
+	SYS3(SYS_write, atomic_load(&np.efd), &one, sizeof one);
+	atomic_fetch_sub(&np.efd_users, 1);
 }

@@ -70,15 +70,35 @@ bool fd_ours(int fd);
 /* An fd the program just made (socket, pipe, accept): whoever still
  * waited on an fd of that number wakes with EBADF. */
 void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours);
-/* fd is not what it looked (a FIFO opened by name has no RWF_NOWAIT). */
-void fd_found(int fd, enum fd_kind kind);
+/* RWF_NOWAIT said EOPNOTSUPP on fd: a FIFO opened by name, or a pipe
+ * end once given to splice, tee or vmsplice (Linux then clears
+ * FMODE_NOWAIT on that end for good; the other end and sockets keep
+ * it). fd_nowait: not known to be so. */
+void fd_lost_nowait(int fd);
+bool fd_nowait(int fd);
+/* One of the runtime's own fds (epoll, its eventfd). */
+bool fd_runtime(int fd);
+/* The program takes the number fd (dup2 onto it): if the runtime uses
+ * it, move that elsewhere first. 0 or errno (EMFILE). */
+int fd_vacate(int fd);
+/* dup and friends: to is now the file from is (whoever waited on the
+ * file to had wakes with EBADF, as after close). */
+void fd_copy(int from, int to);
+/* call(arg) with O_NONBLOCK set on fd for its duration only (connect on
+ * a socket of fd_ours): returns what it returns, or -errno of F_GETFL,
+ * or -EPERM if fd has no pd. The program never sees the flag: its own
+ * F_GETFL, F_SETFL and FIONBIO go through fd_flags_call, which waits
+ * until the flag is back. */
+long fd_nowait_call(int fd, long (*call)(void *), void *arg);
+long fd_flags_call(int fd, long (*call)(void *), void *arg);
 /* The program closes fd: goroutines waiting on it wake and get EBADF;
  * false for the runtime's own fds, which the program cannot close. */
 bool fd_close(int fd);
 
 /* One goroutine at a time per fd gets in (accept), on the pd. Returns
- * EBADF if the fd was closed while it waited. */
-int fd_serial_lock(struct netpoll_req *r);
+ * EBADF if the fd was closed while it waited, ETIMEDOUT (not taken) at
+ * the deadline (monotonic ns, -1 none). */
+int fd_serial_lock(struct netpoll_req *r, int64_t deadline);
 void fd_serial_unlock(struct netpoll_req *r);
 
 /* findrunnable (proc.c). Ready the goroutines whose fds had events:

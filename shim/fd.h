@@ -10,6 +10,7 @@
 #ifndef GOSHIM_FD_H
 #define GOSHIM_FD_H
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -46,13 +47,27 @@ static inline long fd_ret(long r)
  * reading a file inside dlsym). */
 #define FD_REAL(fn, raw, ...) (real.fn ? real.fn(__VA_ARGS__) : fd_ret(raw))
 
-/* A goroutine's call that may block in the kernel with nothing for epoll
- * to wait for (a regular file, a tty, a FIFO opened by name), or that
- * cannot be waited for here: its P is left for sysmon to hand on
- * meanwhile (entersyscall). errno is the call's. */
+/* The same for calls outside that table (dup, fcntl, splice, ...): the
+ * next definition of fn, looked up on first use once the table is
+ * filled (so not from inside dlsym). */
+#define FD_NEXT(fn, raw, ...)                                                \
+	({                                                                   \
+		static __typeof__(fn) *next_;                                \
+		__typeof__(fn) *f_ = __atomic_load_n(&next_, __ATOMIC_RELAXED); \
+		if (f_ == NULL && real.pthread_create) {                     \
+			f_ = (__typeof__(fn) *)dlsym(RTLD_NEXT, #fn);        \
+			__atomic_store_n(&next_, f_, __ATOMIC_RELAXED);      \
+		}                                                            \
+		f_ ? (long)f_(__VA_ARGS__) : fd_ret(raw);                    \
+	})
 
 /* The program made fd non-blocking itself (O_NONBLOCK, SOCK_NONBLOCK). */
 bool fd_nonblocking(int fd);
+
+/* A deadline (monotonic ns) now + the socket's SO_RCVTIMEO or
+ * SO_SNDTIMEO (opt), or -1: none set, or not a socket. */
+int64_t fd_sock_deadline(int fd, int opt);
+#define FD_DEADLINE_UNKNOWN (-2)
 
 /* Readiness of one fd by ppoll, now or (wait) when it comes: the revents,
  * 0, or -errno. */
@@ -89,12 +104,16 @@ struct fd_op {
 	void *addr;		 /* recvfrom's address, sendto's */
 	socklen_t *addrlen;	 /* recvfrom */
 	socklen_t tolen;	 /* sendto */
+	int64_t deadline;	 /* SO_*TIMEO's, FD_DEADLINE_UNKNOWN until asked */
 };
 
 void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,
 	       size_t len);
 void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
 	       const struct iovec *iov, int iovcnt);
+/* Skip n bytes of op already done (sendmmsg's partial message); false
+ * if the copy of the program's buffers could not be made. */
+bool fd_op_skip(struct fd_op *op, size_t n);
 /* Do op as the blocking call would: once (a read returns what is there),
  * or until all of it is done (writes; MSG_WAITALL). Count or -errno. */
 long fd_transfer(struct fd_op *op, bool all);

@@ -11,21 +11,49 @@
  * program's array of buffers is never written: a transfer that stops
  * part-way continues from a copy.
  *
+ * A socket's SO_RCVTIMEO / SO_SNDTIMEO is a deadline on the parks, for
+ * the whole call: on expiry EAGAIN, or the count moved so far, as Linux
+ * returns. The timeout is asked of the kernel (getsockopt) the first time
+ * a call has to wait, never cached: a dup'ed or inherited socket, or one
+ * set through syscall(), shares the kernel's value.
+ *
  * If the program set O_NONBLOCK itself, EAGAIN (or the partial count) is
  * its answer, as without goshim; F_GETFL is asked only then, since the
  * program may change the flag at any time. An fd RWF_NOWAIT does not work
- * on (a FIFO opened by name) gets the blocking call under entersyscall,
- * from then on.
+ * on (a FIFO opened by name; a pipe end once given to splice, tee or
+ * vmsplice, which clear FMODE_NOWAIT on it) waits for readiness instead (a
+ * zero-timeout ppoll, parks between), then gets the blocking call under
+ * entersyscall: only a reader or writer racing it can make that block,
+ * or a write larger than the room there is, and then it costs an M, not
+ * a P.
  */
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fd.h"
 
+static long getfl(void *fd)
+{
+	return SYS3(SYS_fcntl, (int)(intptr_t)fd, F_GETFL, 0);
+}
+
 bool fd_nonblocking(int fd)
 {
-	long fl = SYS3(SYS_fcntl, fd, F_GETFL, 0);
+	long fl = fd_flags_call(fd, getfl, (void *)(intptr_t)fd);
 	return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+int64_t fd_sock_deadline(int fd, int opt)
+{
+	struct timeval tv;
+	socklen_t len = sizeof tv;
+
+	if (SYS6(SYS_getsockopt, fd, SOL_SOCKET, opt, &tv, &len, 0) < 0 ||
+	    len != sizeof tv || (tv.tv_sec == 0 && tv.tv_usec == 0))
+		return -1;
+	return nanotime() + (int64_t)tv.tv_sec * 1000000000 +
+	       (int64_t)tv.tv_usec * 1000;
 }
 
 long fd_ready(int fd, short events, bool wait)
@@ -47,6 +75,7 @@ void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,
 	op->iov = &op->one;
 	op->iovcnt = 1;
 	op->owned = true;
+	op->deadline = FD_DEADLINE_UNKNOWN;
 }
 
 void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
@@ -57,6 +86,7 @@ void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
 	op->fd = fd;
 	op->iov = (struct iovec *)iov; /* not written while !owned */
 	op->iovcnt = iovcnt;
+	op->deadline = FD_DEADLINE_UNKNOWN;
 }
 
 static long op_call(struct fd_op *op, bool nowait)
@@ -91,8 +121,25 @@ static long op_call(struct fd_op *op, bool nowait)
 	return -EINVAL;
 }
 
+/* The socket's SO_RCVTIMEO or SO_SNDTIMEO as a deadline for the whole
+ * call, asked when it first has to wait (the kernel's timeout runs from
+ * its first wait, too): -1 for none, and for pipes. */
+static int64_t op_deadline(struct fd_op *op, unsigned mode)
+{
+	bool rw = op->call == FC_READV || op->call == FC_WRITEV;
+
+	if (op->deadline == FD_DEADLINE_UNKNOWN)
+		op->deadline = rw && fd_kind(op->fd) != FD_SOCKET
+				       ? -1
+				       : fd_sock_deadline(op->fd,
+							  mode == NP_READ
+								  ? SO_RCVTIMEO
+								  : SO_SNDTIMEO);
+	return op->deadline;
+}
+
 /* One call as the blocking one would return: try, park until the fd has
- * an event, try again. */
+ * an event, try again; EAGAIN once the socket's timeout passed. */
 static long transfer_once(struct fd_op *op)
 {
 	bool rw = op->call == FC_READV || op->call == FC_WRITEV;
@@ -103,25 +150,32 @@ static long transfer_once(struct fd_op *op)
 
 	for (;;) {
 		struct netpoll_req r;
+		long n;
 		netpoll_arm(&r, op->fd, mode);
-		long n = op_call(op, true);
+		if (rw && !fd_nowait(op->fd))
+			n = fd_ready(op->fd, mode == NP_READ ? POLLIN : POLLOUT,
+				     false)
+				    ? IN_SYSCALL(op_call(op, false))
+				    : -EAGAIN;
+		else
+			n = op_call(op, true);
 		if (n == -EOPNOTSUPP && rw) {
-			fd_found(op->fd, FD_OTHER);
-			return IN_SYSCALL(op_call(op, false));
+			fd_lost_nowait(op->fd);
+			continue;
 		}
 		if (n != -EAGAIN || fd_nonblocking(op->fd))
 			return n;
-		int e = netpoll_wait(&r, 1, -1);
+		int e = netpoll_wait(&r, 1, op_deadline(op, mode));
 		if (e == EPERM)
 			return IN_SYSCALL(op_call(op, false));
+		if (e == ETIMEDOUT)
+			return -EAGAIN;
 		if (e)
 			return -e;
 	}
 }
 
-/* Skip n bytes done; false if the copy could not be made (the caller
- * returns the count so far, a short transfer). */
-static bool op_advance(struct fd_op *op, size_t n)
+bool fd_op_skip(struct fd_op *op, size_t n)
 {
 	if (!op->owned) {
 		op->copy = malloc((size_t)op->iovcnt * sizeof *op->copy);
@@ -176,7 +230,7 @@ long fd_transfer(struct fd_op *op, bool all)
 			break;
 		done += (size_t)n;
 		if (done >= total || fd_nonblocking(op->fd) ||
-		    !op_advance(op, (size_t)n))
+		    !fd_op_skip(op, (size_t)n))
 			break;
 	}
 	free(op->copy);

@@ -14,7 +14,10 @@
  * it to become writable and reads SO_ERROR, as the kernel's blocking
  * connect would report; a socket goshim did not see created, or a unix
  * socket whose listener's backlog is full (EAGAIN, nothing to wait for),
- * gets the blocking call, under entersyscall.
+ * gets the blocking call, under entersyscall. Neither the program nor
+ * its children see that flag (fd_nowait_call). A listening socket's
+ * SO_RCVTIMEO bounds accept's wait (EAGAIN), SO_SNDTIMEO connect's
+ * (EINPROGRESS: the handshake goes on), as in Linux.
  *
  * Sockets made here are learnt at once (socket, socketpair, accept).
  */
@@ -151,6 +154,7 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 			  int flags)
 {
 	struct netpoll_req r;
+	int64_t deadline;
 	long n, ready;
 	int e;
 
@@ -159,11 +163,15 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 				    SYS4(SYS_accept4, fd, addr.__sockaddr__,
 					 len, flags),
 				    fd, addr, len, flags);
+	/* Asked before the turn is taken: the turn is part of the wait. */
+	deadline = fd_sock_deadline(fd, SO_RCVTIMEO);
 	netpoll_arm(&r, fd, NP_READ);
-	e = fd_serial_lock(&r);
+	e = fd_serial_lock(&r, deadline);
+	if (e == ETIMEDOUT)
+		return (int)fd_ret(-EAGAIN);
 	for (;;) {
 		if (e) {
-			n = -e;
+			n = e == ETIMEDOUT ? -EAGAIN : -e;
 			break;
 		}
 		ready = fd_ready(fd, POLLIN, false);
@@ -174,7 +182,7 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 		/* Ready, the program's own O_NONBLOCK, or nothing to wait
 		 * with: accept (nobody else here accepts meanwhile). */
 		if (ready || fd_nonblocking(fd) ||
-		    (e = netpoll_wait(&r, 1, -1)) == EPERM) {
+		    (e = netpoll_wait(&r, 1, deadline)) == EPERM) {
 			n = IN_SYSCALL(SYS4(SYS_accept4, fd, addr.__sockaddr__,
 					    len, flags));
 			break;
@@ -192,10 +200,24 @@ GOSHIM_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *len)
 	return accept4(fd, addr, len, 0);
 }
 
+struct connect_args {
+	int fd;
+	const struct sockaddr *addr;
+	socklen_t len;
+};
+
+static long connect_nowait(void *arg)
+{
+	struct connect_args *a = arg;
+	return SYS3(SYS_connect, a->fd, a->addr, a->len);
+}
+
 GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
+	struct connect_args a = { fd, addr.__sockaddr__, len };
 	struct netpoll_req r;
-	long fl, n;
+	int64_t deadline;
+	long n;
 	int err = 0;
 	socklen_t errlen = sizeof err;
 
@@ -204,24 +226,27 @@ GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 				    SYS3(SYS_connect, fd, addr.__sockaddr__,
 					 len),
 				    fd, addr, len);
-	if ((fl = SYS3(SYS_fcntl, fd, F_GETFL, 0)) >= 0 && (fl & O_NONBLOCK))
+	if (fd_nonblocking(fd))
 		return real.connect(fd, addr, len);
-	if (fl < 0 || !fd_ours(fd))
+	if (!fd_ours(fd))
 		return IN_SYSCALL(real.connect(fd, addr, len));
-	SYS3(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK);
-	n = SYS3(SYS_connect, fd, addr.__sockaddr__, len);
-	SYS3(SYS_fcntl, fd, F_SETFL, fl);
-	if (n == -EAGAIN)
+	n = fd_nowait_call(fd, connect_nowait, &a);
+	if (n == -EAGAIN || n == -EPERM)
 		return IN_SYSCALL(real.connect(fd, addr, len));
 	if (n != -EINPROGRESS)
 		return (int)fd_ret(n);
+	/* The blocking connect waits SO_SNDTIMEO at most, then says
+	 * EINPROGRESS and leaves the handshake going. */
+	deadline = fd_sock_deadline(fd, SO_SNDTIMEO);
 	do {
 		netpoll_arm(&r, fd, NP_WRITE);
 		n = fd_ready(fd, POLLOUT, false);
 		if (n == 0) {
-			int e = netpoll_wait(&r, 1, -1);
+			int e = netpoll_wait(&r, 1, deadline);
 			if (e == EPERM)
 				n = IN_SYSCALL(fd_ready(fd, POLLOUT, true));
+			else if (e == ETIMEDOUT)
+				n = -EINPROGRESS;
 			else if (e)
 				n = -e;
 		}
