@@ -65,6 +65,9 @@ $(B)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread
 
+# A program that is another one run differently includes its source.
+$(B)/tests/progs/fd_splice_2p: tests/progs/fd_splice.c
+
 $(B)/tests/progs/%: tests/progs/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CFLAGS) $(WARN) -std=gnu++17 $< -o $@ -pthread

@@ -730,6 +730,12 @@ int netpoll_check(void)
 	return netpoll_run(false, 0);
 }
 
+bool netpoll_unwatched(void)
+{
+	return atomic_load_explicit(&np.waiters, memory_order_relaxed) > 0 &&
+	       !atomic_load(&np.blocked);
+}
+
 bool netpoll_block(int64_t deadline)
 {
 	bool no = false, waiting;

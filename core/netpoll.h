@@ -108,6 +108,8 @@ void fd_serial_unlock(struct netpoll_req *r);
  * the note instead). */
 int netpoll_check(void);
 bool netpoll_block(int64_t deadline);
+/* Goroutines wait on fds and no M is blocked in netpoll for them. */
+bool netpoll_unwatched(void);
 /* Make the M blocked in netpoll return (Go's netpollBreak). */
 void netpoll_break(void);
 

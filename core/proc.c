@@ -1104,10 +1104,11 @@ static void handoffp(struct p *pp)
 		startm(pp, true);
 		return;
 	}
-	/* Timers are kept by an M that found nothing to run (findrunnable);
-	 * with none such, the P goes to an M that looks for work and becomes
-	 * their keeper if it finds none. */
-	if (timers_next() >= 0 && !timers_have_sleeper()) {
+	/* Timers, and fds goroutines wait on, are watched by an M that found
+	 * nothing to run (findrunnable); with none such, the P goes to an M
+	 * that looks for work and becomes their watcher if it finds none. */
+	if ((timers_next() >= 0 && !timers_have_sleeper()) ||
+	    netpoll_unwatched()) {
 		startm(pp, false);
 		return;
 	}
