@@ -7,8 +7,11 @@
  * or waiting to run it is kept in the G, and raised on the goroutine's own
  * M as soon as it runs again (mcall's return, its first start) with the
  * signal unblocked in its mask (sigmask.c raises them when it unblocks).
- * A parked goroutine is therefore not interrupted: the handler runs when
- * its wait ends, and the wait does not fail with EINTR. A signal with no
+ * A goroutine parked in a wait that a signal interrupts (a sleep, an fd
+ * wait, sem_wait: see intr_begin) has the wait ended as if it had timed
+ * out, and its call fails with EINTR (or starts over, for SA_RESTART)
+ * once the handler has run; other waits (mutexes, condvars, joins) end
+ * as they would have, and the handler runs then. A signal with no
  * handler acts on the whole process whichever thread takes it: the
  * default action happens at once (on the sender's M), an ignored one is
  * dropped, unless the target blocks it (then it waits, for sigwait).
@@ -17,6 +20,7 @@
 #include <signal.h>
 #include "runtime.h"
 #include "sys.h"
+#include "timer.h"
 
 static uint64_t sigbit(int sig)
 {
@@ -28,8 +32,9 @@ static long m_tgkill(pid_t tid, int sig)
 	return SYS3(SYS_tgkill, sys_getpid(), tid, sig);
 }
 
-/* The kernel's disposition of sig: SIG_DFL, SIG_IGN or a handler. */
-static uintptr_t disposition(int sig)
+/* The kernel's disposition of sig: SIG_DFL, SIG_IGN or a handler (and
+ * its flags). */
+static uintptr_t disposition_flags(int sig, unsigned long *flags)
 {
 	struct {
 		uintptr_t handler;
@@ -39,7 +44,30 @@ static uintptr_t disposition(int sig)
 	} sa;
 	if (SYS4(SYS_rt_sigaction, sig, NULL, &sa, 8) < 0)
 		return (uintptr_t)SIG_DFL;
+	*flags = sa.flags;
 	return sa.handler;
+}
+
+static uintptr_t disposition(int sig)
+{
+	unsigned long flags;
+	return disposition_flags(sig, &flags);
+}
+
+/* End gp's interruptible wait, if it is in one. */
+static void gsignal_interrupt(struct g *gp)
+{
+	spin_lock(&gp->jlock);
+	struct waiter *w = gp->intr_w;
+	uint32_t st = W_WAITING;
+	bool hit = w && atomic_compare_exchange_strong(&w->state, &st,
+						       W_TIMEDOUT);
+	if (hit)
+		gp->intr_hit = true;
+	spin_unlock(&gp->jlock);
+	/* w stays valid: its owner cannot return before this wakes it. */
+	if (hit)
+		waiter_deliver(w);
 }
 
 static bool ignored_by_default(int sig)
@@ -65,6 +93,8 @@ int gsignal_send(struct g *gp, int sig)
 	}
 	atomic_fetch_or(&gp->sigpending, sigbit(sig));
 	uint32_t st = atomic_load(&gp->status);
+	if (st == G_WAITING && !(gp->sigmask & sigbit(sig)))
+		gsignal_interrupt(gp);
 	if (st != G_RUNNING && st != G_SYSCALL)
 		return 0;
 	/* On an M now: it takes it there. (It may leave that M in the
@@ -81,14 +111,21 @@ int gsignal_send(struct g *gp, int sig)
 void gsignal_deliver(struct g *gp)
 {
 	uint64_t ready = atomic_load(&gp->sigpending) & ~gp->sigmask;
+	bool restart = true;
 
 	while (ready) {
 		int sig = __builtin_ctzll(ready) + 1;
+		unsigned long flags = 0;
 		ready &= ready - 1;
-		if (atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
-		    sigbit(sig))
-			m_tgkill(gp->m->tid, sig);
+		if (!(atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
+		      sigbit(sig)))
+			continue;
+		if (disposition_flags(sig, &flags) > (uintptr_t)SIG_IGN &&
+		    !(flags & SA_RESTART))
+			restart = false;
+		m_tgkill(gp->m->tid, sig);
 	}
+	gp->intr_restart = restart;
 }
 
 int gsignal_take(struct g *gp, uint64_t set)

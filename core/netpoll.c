@@ -569,7 +569,7 @@ int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
 	struct waiter w;
 	char reason[24];
 	int watched = 0;
-	bool ready = false, closed = false;
+	bool ready = false, closed = false, interrupted = false;
 	uint32_t st;
 
 	if (!poll_up())
@@ -614,8 +614,10 @@ int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
 						     NULL, reason, -1);
 	} else {
 		atomic_fetch_add(&np.waiters, 1);
+		intr_begin();
 		st = waiter_block(&w, nothing_to_unlock, NULL, reason,
 				  deadline);
+		interrupted = intr_end(true) != 0;
 		/* The last waiter gone: a blocked M must not keep waiting
 		 * for fds (see netpoll_block). */
 		if (atomic_fetch_sub(&np.waiters, 1) == 1 &&
@@ -644,6 +646,8 @@ int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
 	}
 	if (closed)
 		return EBADF;
+	if (interrupted)
+		return EINTR;
 	return st == W_TIMEDOUT ? ETIMEDOUT : 0;
 }
 

@@ -12,8 +12,9 @@
  *
  * netpoll_wait parks only if no event for that fd and mode came since
  * netpoll_arm, and returns 0 (try again), ETIMEDOUT, EBADF (the fd was
- * closed meanwhile) or EPERM (epoll cannot watch it: make the blocking
- * call).
+ * closed meanwhile), EINTR (a signal's handler ended the wait: the call
+ * fails with EINTR, or starts over if fd_restart says so) or EPERM (epoll
+ * cannot watch it: make the blocking call).
  */
 #ifndef GOSHIM_NETPOLL_H
 #define GOSHIM_NETPOLL_H

@@ -16,6 +16,7 @@
 #ifndef GOSHIM_RUNTIME_H
 #define GOSHIM_RUNTIME_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -96,6 +97,13 @@ struct g {
 	/* Signals sent to it (pthread_kill) while it was not on an M. */
 	_Atomic uint64_t sigpending;
 	stack_t altstack; /* its sigaltstack; the M's while it runs */
+	/* Interruptible waits (gsignal.c): a signal with a handler ends the
+	 * wait on intr_w as a timeout would, and sets intr_hit; intr_restart
+	 * says whether every handler that ran asked for SA_RESTART. */
+	bool intr_ok;
+	bool intr_hit;
+	bool intr_restart;
+	struct waiter *intr_w; /* jlock-guarded */
 
 	/* Wired to an M (wire.h): its own thread values, jlock-guarded. */
 	struct m *lockedm;
@@ -207,6 +215,32 @@ int gsignal_send(struct g *gp, int sig); /* 0 or errno */
 void gsignal_deliver(struct g *gp);
 /* Take one kept signal that is in set (sigwait); 0 if none. */
 int gsignal_take(struct g *gp, uint64_t set);
+/*
+ * Make the caller's next waits interruptible, as the blocking calls that
+ * fail with EINTR are (sleeps, fd waits, sem_wait), and end that: 0 if no
+ * signal ended a wait, else EINTR (or, with restart_ok and every handler
+ * that ran having SA_RESTART, ERESTART: the call starts over).
+ */
+#define ERESTART_CALL (-1)
+static inline void intr_begin(void)
+{
+	struct g *gp = g_current;
+	if (gp && !gp->is_g0) {
+		gp->intr_ok = true;
+		gp->intr_hit = false;
+	}
+}
+static inline int intr_end(bool restart_ok)
+{
+	struct g *gp = g_current;
+	if (!gp || gp->is_g0)
+		return 0;
+	gp->intr_ok = false;
+	if (!gp->intr_hit)
+		return 0;
+	gp->intr_hit = false;
+	return restart_ok && gp->intr_restart ? ERESTART_CALL : EINTR;
+}
 
 /* ---- runtime.c ---- */
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */

@@ -227,10 +227,24 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 {
 	unlock(lock);
 	if (w->g) {
+		struct g *gp = w->g;
+		bool intr = gp->intr_ok;
+		/* A signal may end this wait (gsignal_interrupt) while it is
+		 * published here; never once it returned. */
+		if (intr) {
+			spin_lock(&gp->jlock);
+			gp->intr_w = w;
+			spin_unlock(&gp->jlock);
+		}
 		w->timer.when = deadline;
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
 		if (deadline >= 0)
 			timer_del(&w->timer);
+		if (intr) {
+			spin_lock(&gp->jlock);
+			gp->intr_w = NULL;
+			spin_unlock(&gp->jlock);
+		}
 		return atomic_load(&w->state);
 	}
 	/* A foreign thread blocks its own OS thread on the state word. */

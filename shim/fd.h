@@ -61,6 +61,14 @@ static inline long fd_ret(long r)
 		f_ ? (long)f_(__VA_ARGS__) : fd_ret(raw);                    \
 	})
 
+/* netpoll_wait said EINTR, and the call starts over instead: every
+ * handler that ran had SA_RESTART and no socket timeout bounds the call
+ * (signal(7)). */
+static inline bool fd_restart(int e, int64_t deadline)
+{
+	return e == EINTR && getg()->intr_restart && deadline < 0;
+}
+
 /* The program made fd non-blocking itself (O_NONBLOCK, SOCK_NONBLOCK). */
 bool fd_nonblocking(int fd);
 

@@ -55,7 +55,7 @@ long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write)
 		int e = netpoll_wait(&r, 1, -1);
 		if (e == EPERM)
 			return IN_SYSCALL(rw_call(fd, iov, iovcnt, write, 0));
-		if (e)
+		if (e && !fd_restart(e, -1))
 			return -e;
 	}
 }

@@ -170,7 +170,7 @@ static long transfer_once(struct fd_op *op)
 			return IN_SYSCALL(op_call(op, false));
 		if (e == ETIMEDOUT)
 			return -EAGAIN;
-		if (e)
+		if (e && !fd_restart(e, op->deadline))
 			return -e;
 	}
 }

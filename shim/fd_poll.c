@@ -56,9 +56,16 @@ static long wait_loop(look_fn look, void *arg, struct netpoll_req *reqs,
 		long r = look(arg);
 		if (r != 0 || (deadline >= 0 && nanotime() >= deadline))
 			return r;
-		if (netpoll_wait(reqs, n, deadline) == EPERM) {
+		int e = netpoll_wait(reqs, n, deadline);
+		if (e == EPERM) {
 			*native = true;
 			return 0;
+		}
+		/* A handler ran: what is ready wins, else EINTR (the poll
+		 * family never restarts). */
+		if (e == EINTR) {
+			r = look(arg);
+			return r != 0 ? r : -EINTR;
 		}
 	}
 }

@@ -170,6 +170,8 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 	if (e == ETIMEDOUT)
 		return (int)fd_ret(-EAGAIN);
 	for (;;) {
+		if (fd_restart(e, deadline))
+			e = 0;
 		if (e) {
 			n = e == ETIMEDOUT ? -EAGAIN : -e;
 			break;
@@ -247,7 +249,7 @@ GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 				n = IN_SYSCALL(fd_ready(fd, POLLOUT, true));
 			else if (e == ETIMEDOUT)
 				n = -EINPROGRESS;
-			else if (e)
+			else if (e && !fd_restart(e, deadline))
 				n = -e;
 		}
 	} while (n == 0);

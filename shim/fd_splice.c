@@ -111,7 +111,7 @@ static long move(struct side *all, int nall, move_fn call, void *args,
 			return IN_SYSCALL(call(args, 0));
 		if (e == ETIMEDOUT)
 			return -EAGAIN;
-		if (e)
+		if (e && !fd_restart(e, deadline))
 			return -e;
 	}
 }

@@ -80,14 +80,29 @@ static bool trydown(struct gsem *s)
 	return false;
 }
 
-/* After a failed trydown: 0, or -1 with errno ETIMEDOUT. */
+/* After a failed trydown: 0, or -1 with errno ETIMEDOUT, or EINTR when
+ * a signal's handler ended the wait (restarted under SA_RESTART, as the
+ * kernel restarts the futex wait of glibc's sem_wait; signal(7)). */
 static int down_slow(struct gsem *s, clockid_t clk,
 		     const struct timespec *abstime)
 {
 	int64_t deadline = abstime ? shim_deadline(clk, abstime) : -1;
+	int err, intr;
 
-	if ((deadline >= 0 && nanotime() >= deadline) ||
-	    sema_acquire(&s->value, false, deadline, "semaphore")) {
+	do {
+		if (deadline >= 0 && nanotime() >= deadline) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		intr_begin();
+		err = sema_acquire(&s->value, false, deadline, "semaphore");
+		intr = intr_end(true);
+	} while (intr == ERESTART_CALL);
+	if (intr) {
+		errno = EINTR;
+		return -1;
+	}
+	if (err) {
 		errno = ETIMEDOUT;
 		return -1;
 	}

@@ -2,9 +2,10 @@
  * sleep.c: sleeping parks the goroutine on a runtime timer; its M runs
  * others meanwhile. Arguments are checked as the kernel checks them.
  * Sleeps on clocks the runtime does not keep (CPU-time clocks) and sleeps
- * of threads goshim did not create go to the C library. A parked goroutine
- * is not interrupted by signals yet, so EINTR and the remaining time do not
- * arise.
+ * of threads goshim did not create go to the C library. A signal with a
+ * handler sent to the sleeping goroutine ends the sleep: EINTR and the
+ * time left, as the kernel gives them (never restarted, SA_RESTART or
+ * not).
  */
 #include <errno.h>
 #include <threads.h>
@@ -18,11 +19,14 @@ static void nothing_to_unlock(void *unused)
 	(void)unused;
 }
 
-static void park_until(int64_t deadline)
+/* Sleep until the deadline; false if a signal's handler cut it short. */
+static bool park_until(int64_t deadline)
 {
 	struct waiter w;
 	waiter_init(&w);
+	intr_begin();
 	waiter_block(&w, nothing_to_unlock, NULL, "sleep", deadline);
+	return intr_end(false) == 0;
 }
 
 static bool runtime_clock(clockid_t clk)
@@ -39,18 +43,24 @@ GOSHIM_EXPORT int clock_nanosleep(clockid_t clk, int flags,
 		return real.clock_nanosleep(clk, flags, req, rem);
 	if (req->tv_nsec < 0 || req->tv_nsec >= 1000000000)
 		return EINVAL;
-	if (flags & TIMER_ABSTIME) {
-		park_until(shim_deadline(clk, req));
-		return 0;
-	}
+	if (flags & TIMER_ABSTIME)
+		return park_until(shim_deadline(clk, req)) ? 0 : EINTR;
 	if (req->tv_sec < 0)
 		return EINVAL;
 	int64_t now = nanotime();
 	int64_t ns = req->tv_sec > (INT64_MAX - now) / 1000000000 - 1
 			     ? INT64_MAX - now
 			     : req->tv_sec * 1000000000 + req->tv_nsec;
-	park_until(now + ns);
-	return 0;
+	if (park_until(now + ns))
+		return 0;
+	if (rem) {
+		int64_t left = now + ns - nanotime();
+		if (left < 0)
+			left = 0;
+		rem->tv_sec = left / 1000000000;
+		rem->tv_nsec = left % 1000000000;
+	}
+	return EINTR;
 }
 
 GOSHIM_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
@@ -71,9 +81,11 @@ GOSHIM_EXPORT int usleep(useconds_t usec)
 
 GOSHIM_EXPORT unsigned int sleep(unsigned int seconds)
 {
-	struct timespec ts = { seconds, 0 };
-	nanosleep(&ts, NULL);
-	return 0;
+	struct timespec ts = { seconds, 0 }, rem;
+	if (nanosleep(&ts, &rem) == 0)
+		return 0;
+	/* Interrupted: the seconds left, rounded up as glibc does. */
+	return (unsigned int)rem.tv_sec + (rem.tv_nsec >= 500000000);
 }
 
 GOSHIM_EXPORT int thrd_sleep(const struct timespec *dur, struct timespec *rem)
