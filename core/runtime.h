@@ -89,6 +89,10 @@ struct g {
 	bool keys_used;
 
 	struct mutex_link *robust; /* robust mutexes it holds (mutex.c) */
+
+	/* sysmon asked it to yield (ran past its slice): checked where it
+	 * enters the runtime; cleared when it is scheduled */
+	_Atomic bool preempt;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -112,7 +116,26 @@ struct m {
 	void *park_lock;
 	uint32_t fastrand;
 	uint64_t idle_sigmask; /* the mask to restore when it stops idling */
+
+	/* Who may touch p (see MP_* below): sysmon takes the P of an M
+	 * blocked in the kernel in user code only by moving this from
+	 * MP_USER, which the M leaves only with a CAS (p_claim). */
+	_Atomic uint32_t pstate;
+	_Atomic int64_t preempt_sent; /* when sysmon signalled it; 0 none */
+	int statfd;		   /* sysmon's /proc/self/task/TID/stat, +1 */
+	int64_t sysmon_lookwhen;   /* sysmon last read that file */
 };
+
+/*
+ * m.pstate. MP_USER: the M runs its goroutine's code and holds its P, but
+ * will not touch it without p_claim. MP_RUNTIME: runtime code (g0, or a
+ * goroutine that claimed): the P is the M's alone. MP_SYSCALL: its P is
+ * left in P_SYSCALL (entersyscall). MP_STEALING -> MP_LOST: sysmon took
+ * the P while the thread slept in the kernel without telling the runtime;
+ * the goroutine runs on without a P until it next enters the runtime,
+ * which then finds one as exitsyscall's slow path does.
+ */
+enum { MP_RUNTIME, MP_USER, MP_SYSCALL, MP_STEALING, MP_LOST };
 
 struct p {
 	int32_t id;
@@ -124,6 +147,10 @@ struct p {
 	/* what sysmon saw last time, to tell a long syscall from many */
 	uint32_t sysmon_syscalltick;
 	int64_t sysmon_syscallwhen;
+	/* and to tell a goroutine that runs (or sleeps) long from many */
+	uint32_t sysmon_schedtick;
+	uint32_t sysmon_runtick; /* syscalltick when schedtick was seen */
+	int64_t sysmon_schedwhen;
 
 	_Atomic uint32_t runqhead;
 	_Atomic uint32_t runqtail;
@@ -258,6 +285,15 @@ void sysmon_start(void);
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
 void newm_start_pending(void); /* sysmon: start the Ms newm asked for */
+/* sysmon: take the P of mp, which sleeps in the kernel in user code, and
+ * hand it off; false if mp entered the runtime meanwhile. */
+bool retake_blocked_m(struct m *mp);
+/* A goroutine is about to use its M's P: returns it (NULL if the M has
+ * none) and the pstate to give back to p_unclaim. */
+struct p *p_claim(struct m *mp, uint32_t *prev);
+void p_unclaim(struct m *mp, uint32_t prev);
+/* The running goroutine's P has nothing else queued (mutex spinning). */
+bool p_runq_empty_self(void);
 
 /* ---- keys.c: pthread keys, per goroutine ---- */
 /* The index comes from glibc's own key table, so threads goshim did not
