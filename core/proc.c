@@ -669,6 +669,19 @@ void gosched(void)
 	mcall(gosched_m);
 }
 
+/* Go's gopreempt_m: as gosched, and the M may be signalled again now that
+ * the goroutine it was signalled for has left it. */
+static struct g *gopreempt_m(struct g *gp)
+{
+	atomic_store(&gp->m->preempt_sent, 0);
+	return gosched_m(gp);
+}
+
+void gopreempt(void)
+{
+	mcall(gopreempt_m);
+}
+
 static struct g *goyield_m(struct g *gp)
 {
 	struct p *pp = gp->m->p;

@@ -150,6 +150,7 @@ struct p {
 	/* and to tell a goroutine that runs (or sleeps) long from many */
 	uint32_t sysmon_schedtick;
 	uint32_t sysmon_runtick; /* syscalltick when schedtick was seen */
+	struct g *sysmon_g;	 /* the goroutine it was running */
 	int64_t sysmon_schedwhen;
 
 	_Atomic uint32_t runqhead;
@@ -234,6 +235,7 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 void goready(struct g *gp);
 void gosched(void);  /* yield: to the global queue (sched_yield) */
 void goyield(void);  /* yield: to the tail of the local queue */
+void gopreempt(void); /* preempted by sysmon's signal: as gosched */
 void g_free(struct g *gp); /* a dead, joined or detached G */
 struct g *g_from_handle(uintptr_t handle);
 void main_goroutine_exit(void) __attribute__((noreturn));
