@@ -19,7 +19,7 @@
  * so a goroutine interrupted elsewhere holds none.
  *
  * The trampoline calls preempt_yield on the goroutine's own stack, which
- * is gosched: the goroutine goes to the global run queue, as Go's
+ * is gopreempt: the goroutine goes to the global run queue, as with Go's
  * gopreempt_m; when it runs again the trampoline restores every register
  * and returns to the interrupted instruction.
  */
@@ -306,6 +306,8 @@ static struct m *m_self(void)
 	return NULL;
 }
 
+static bool preempt_ok(struct m *mp, struct g *gp, void *uc);
+
 static void preempt_here(void *uc)
 {
 	struct m *mp = m_self();
@@ -313,23 +315,33 @@ static void preempt_here(void *uc)
 
 	if (mp == NULL)
 		return;
-	atomic_store(&mp->preempt_sent, 0);
+	if (!preempt_ok(mp, gp, uc) || !arch_preempt_inject(uc)) {
+		/* sysmon asks again */
+		atomic_store(&mp->preempt_sent, 0);
+		return;
+	}
+	/* Cleared by gopreempt once the goroutine has left the M: a second
+	 * signal before that could meet a SIGURG the next goroutine sends
+	 * itself, and standard signals do not queue. */
+}
+
+/* Is the interrupted context a safe point? */
+static bool preempt_ok(struct m *mp, struct g *gp, void *uc)
+{
 	if (gp == NULL || gp->is_g0 || gp->m != mp || mp->curg != gp ||
 	    atomic_load(&gp->status) != G_RUNNING)
-		return;
+		return false;
 	uint32_t ps = atomic_load(&mp->pstate);
 	if (ps != MP_USER && ps != MP_LOST)
-		return;
+		return false;
 	if (((ucontext_t *)uc)->uc_stack.ss_flags & SS_ONSTACK)
-		return; /* in a handler of the program's on the M's stack */
+		return false; /* in a handler of the program's, on its stack */
 	uintptr_t sp = arch_uc_sp(uc);
 	if (gp->stack_lo &&
 	    (sp > (uintptr_t)gp->stack_hi ||
 	     sp - (uintptr_t)gp->stack_lo < stack_need))
-		return;
-	if (!text_ok(arch_uc_pc(uc)))
-		return;
-	arch_preempt_inject(uc);
+		return false;
+	return text_ok(arch_uc_pc(uc));
 }
 
 static void sigurg_handler(int sig, siginfo_t *si, void *uc)
@@ -348,11 +360,11 @@ static void sigurg_handler(int sig, siginfo_t *si, void *uc)
 static void preempt_yield(void)
 {
 	int saved = errno;
-	gosched();
+	gopreempt();
 	errno = saved;
 }
 
-bool preempt_m(struct m *mp, int64_t now)
+bool preempt_m(struct m *mp, struct g *gp, int64_t now)
 {
 	int64_t sent = atomic_load(&mp->preempt_sent);
 	siginfo_t si;
@@ -361,7 +373,15 @@ bool preempt_m(struct m *mp, int64_t now)
 	 * again after a slice. */
 	if (sent && now - sent < 10000000)
 		return false;
-	atomic_store(&mp->preempt_sent, now);
+	if (!atomic_compare_exchange_strong(&mp->preempt_sent, &sent, now))
+		return false;
+	/* gp may have left the M since sysmon looked (gopreempt clears the
+	 * flag after it has): then the signal would meet another goroutine,
+	 * and perhaps a SIGURG of its own. */
+	if (__atomic_load_n(&mp->curg, __ATOMIC_SEQ_CST) != gp) {
+		atomic_store(&mp->preempt_sent, 0);
+		return false;
+	}
 	memset(&si, 0, sizeof si);
 	si.si_signo = SIGURG;
 	si.si_code = SI_QUEUE;

@@ -16,9 +16,11 @@ struct m;
 void preempt_init(void);
 /* True once goshim's SIGURG handler is installed. */
 bool preempt_on(void);
-/* sysmon: signal mp, whose thread runs, to yield its goroutine; false if
- * a signal sent less than a slice ago is still on its way. */
-bool preempt_m(struct m *mp, int64_t now);
+/* sysmon: signal mp, whose thread runs, to yield its goroutine gp; false
+ * if a signal sent less than a slice ago is still on its way, or gp has
+ * left the M. */
+struct g;
+bool preempt_m(struct m *mp, struct g *gp, int64_t now);
 /* sysmon: the handler met code it did not know (a module loaded since):
  * read the list of loaded modules again. */
 void preempt_refresh_text(int64_t now);

@@ -117,16 +117,25 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 {
 	uint32_t tick = __atomic_load_n(&pp->schedtick, __ATOMIC_RELAXED);
 	uint32_t stick = atomic_load(&pp->syscalltick);
+	struct m *mp = __atomic_load_n(&pp->m, __ATOMIC_ACQUIRE);
+	struct g *gp = mp ? __atomic_load_n(&mp->curg, __ATOMIC_ACQUIRE) : NULL;
 	int64_t at;
 
-	if (tick != pp->sysmon_schedtick || stick != pp->sysmon_runtick) {
+	/* A goroutine from runnext keeps the schedtick (it inherits the
+	 * slice, as in Go); it is still a new goroutine to signal. A
+	 * thread-directed SIGURG of the program's sent while goshim's is
+	 * pending is lost (standard signals do not queue): signalling only
+	 * goroutines that really ran a whole slice keeps that window to
+	 * code that spins 10 ms and raises SIGURG itself. */
+	if (tick != pp->sysmon_schedtick || stick != pp->sysmon_runtick ||
+	    gp != pp->sysmon_g) {
 		pp->sysmon_schedtick = tick;
 		pp->sysmon_runtick = stick;
+		pp->sysmon_g = gp;
 		pp->sysmon_schedwhen = now;
 		at = now + STUCK_NS;
 		goto later;
 	}
-	struct m *mp = __atomic_load_n(&pp->m, __ATOMIC_ACQUIRE);
 	int64_t ran = now - pp->sysmon_schedwhen;
 	/* In the runtime (g0 looking for work, or a claim): its own. */
 	if (mp == NULL || atomic_load(&mp->pstate) != MP_USER) {
@@ -157,11 +166,10 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 			at = now + STUCK_NS;
 		goto later;
 	}
-	struct g *gp = __atomic_load_n(&mp->curg, __ATOMIC_ACQUIRE);
 	if (gp)
 		atomic_store(&gp->preempt, true);
 	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on())
-		preempt_m(mp, now);
+		preempt_m(mp, gp, now);
 	at = now + RETRY_NS;
 later:
 	if (at < *next)
@@ -184,7 +192,10 @@ static void watch_lost(int64_t now, int64_t *next)
 			mp->sysmon_lookwhen = now;
 			if (st == 'R' && !sigurg_blocked(blocked) &&
 			    preempt_on())
-				preempt_m(mp, now);
+				preempt_m(mp,
+					  __atomic_load_n(&mp->curg,
+							  __ATOMIC_ACQUIRE),
+					  now);
 			at = now + STUCK_NS;
 		}
 		if (at < *next)
