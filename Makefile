@@ -116,6 +116,11 @@ bench: all
 bench-sync: all
 	tests/bench/run_sync.sh $(B)
 
+# Stalls while other threads fsync, spin or block out of sight, and the cost
+# of entersyscall/exitsyscall: native vs goshim vs Go.
+bench-sysmon: all
+	tests/bench/run_sysmon.sh $(B)
+
 # ---- aarch64: the arch layer must keep compiling ---------------------------
 cross-aarch64:
 	$(MAKE) -f tests/cross/aarch64.mk B=$(B)
@@ -123,5 +128,6 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all unit progs check demo stress bench bench-sync cross-aarch64 clean
+.PHONY: all unit progs check demo stress bench bench-sync bench-sysmon \
+	cross-aarch64 clean
 .SECONDARY:

@@ -18,7 +18,7 @@
  *   sleep into EINTR) or while it blocks SIGURG;
  * - signals a thread that runs user code without a P (its P was taken
  *   while it slept) so that it rejoins the scheduler;
- * - polls the network when nobody has for 10 ms;
+ * - runs overdue timers and polls the network when nobody has for 10 ms;
  * - starts the new Ms the scheduler asks for (newm), woken at once for
  *   it: a real thread in a known state.
  * It sleeps 20 us while it finds something to do, doubling up to 10 ms
@@ -35,6 +35,7 @@
 #include "real.h"
 #include "runtime.h"
 #include "sys.h"
+#include "timer.h"
 
 #define SYSMON_MIN_US 20
 #define SYSMON_MAX_US 10000
@@ -268,6 +269,13 @@ static void *sysmon_main(void *arg)
 				retaken += watch_running(pp, now, &next);
 		}
 		watch_lost(now, &next);
+		/* Timers are run by Ms looking for work; when every M is in
+		 * a system call or runs a goroutine, none looks (Go's sysmon
+		 * starts an M for an overdue timer). The goroutines they
+		 * ready go to the global queue; wakep finds them a P. */
+		int64_t when = timers_next();
+		if (when >= 0 && when <= now)
+			timers_run(now);
 		if (now - lastpoll >= NETPOLL_NS) {
 			/* Goroutines whose fds are ready go to the global
 			 * queue; wakep finds them a P. */
