@@ -401,6 +401,10 @@ void preempt_init(void)
 {
 	struct sigaction act, old;
 
+	/* A fork child's fresh runtime keeps the handler and the program's
+	 * disposition it inherited. */
+	if (installed)
+		return;
 	if (!arch_preempt_init(preempt_yield))
 		return; /* no trampoline for this CPU: preemption stays off */
 	stack_need = arch_preempt_stack() + YIELD_STACK;
