@@ -96,6 +96,22 @@ static char thread_state(struct m *mp, uint64_t *blocked)
 	return 0;
 }
 
+/*
+ * Is mp's thread inside a system call, waiting for a CPU? A SIGURG the
+ * program sends itself (raise) is lost if goshim's is already pending
+ * (standard signals do not queue); a thread put off the CPU inside its
+ * tgkill widens that window to milliseconds. /proc/self/task/TID/syscall
+ * names the call for a thread that is not on a CPU ("running" for one
+ * that is, -1 outside any call).
+ */
+static bool in_syscall(struct m *mp)
+{
+	char path[64], buf[32];
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)mp->tid);
+	long n = sys_read_file(path, buf, sizeof buf);
+	return n > 0 && buf[0] >= '0' && buf[0] <= '9';
+}
+
 static bool sigurg_blocked(uint64_t blocked)
 {
 	return blocked & ((uint64_t)1 << (SIGURG - 1));
@@ -169,7 +185,8 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 	}
 	if (gp)
 		atomic_store(&gp->preempt, true);
-	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on())
+	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on() &&
+	    !in_syscall(mp))
 		preempt_m(mp, gp, now);
 	at = now + RETRY_NS;
 later:
@@ -192,7 +209,7 @@ static void watch_lost(int64_t now, int64_t *next)
 			char st = thread_state(mp, &blocked);
 			mp->sysmon_lookwhen = now;
 			if (st == 'R' && !sigurg_blocked(blocked) &&
-			    preempt_on())
+			    preempt_on() && !in_syscall(mp))
 				preempt_m(mp,
 					  __atomic_load_n(&mp->curg,
 							  __ATOMIC_ACQUIRE),
