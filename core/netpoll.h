@@ -89,6 +89,9 @@ int netpoll_check(void);
 bool netpoll_block(int64_t deadline);
 /* Make the M blocked in netpoll return (Go's netpollBreak). */
 void netpoll_break(void);
+/* When an M last polled (nanotime): sysmon polls when nobody has for
+ * 10 ms. */
+extern _Atomic int64_t netpoll_lastpoll;
 
 /* Set in a child made by fork(): its fds are the C library's again. */
 extern bool netpoll_forked;
