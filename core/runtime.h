@@ -152,6 +152,7 @@ struct p {
 	uint32_t sysmon_runtick; /* syscalltick when schedtick was seen */
 	struct g *sysmon_g;	 /* the goroutine it was running */
 	int64_t sysmon_schedwhen;
+	bool sysmon_asleep;	 /* its thread slept at sysmon's last look */
 
 	_Atomic uint32_t runqhead;
 	_Atomic uint32_t runqtail;

@@ -7,10 +7,11 @@
  *   when busy) while other work waits, and hands it to another M
  *   (handoffp), so a slow syscall costs an OS thread, never a P;
  * - looks at each P whose goroutine has made no progress (no schedule, no
- *   syscall) for a millisecond: if the M's thread sleeps in the kernel
- *   (state S or D in /proc/self/task/TID/stat: a raw syscall, a futex
- *   inside libc, a page fault; never a busy thread, see
- *   notes/preemption.md), its P is handed off as for a syscall
+ *   syscall) for a millisecond, then every millisecond: if the M's thread
+ *   sleeps in the kernel at two looks in a row (state S or D in
+ *   /proc/self/task/TID/stat: a raw syscall, a futex inside libc, a page
+ *   fault; never a busy thread, see notes/preemption.md; D only after
+ *   10 ms), its P is handed off as for a syscall
  *   (DESIGN.md invariant 7); if it runs and its goroutine has had the P
  *   for 10 ms, the goroutine is asked to yield: a flag checked where it
  *   enters the runtime, and SIGURG (preempt.c, invariant 8). A thread is
@@ -150,6 +151,7 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 		pp->sysmon_runtick = stick;
 		pp->sysmon_g = gp;
 		pp->sysmon_schedwhen = now;
+		pp->sysmon_asleep = false;
 		at = now + STUCK_NS;
 		goto later;
 	}
@@ -170,13 +172,21 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 	uint64_t blocked = 0;
 	char st = thread_state(mp, &blocked);
 	mp->sysmon_lookwhen = now;
+	/* Asleep (S) at two looks a millisecond apart: a wait on a kernel
+	 * lock (a socket's) is over by then and costs no M. Uninterruptible
+	 * (D) waits are disk I/O and memory reclaim, mostly short: they get a
+	 * whole slice. */
 	if (st == 'S' || st == 'D') {
-		if ((p_wanted(pp) || ran >= FORCE_PREEMPT_NS) &&
+		bool again = pp->sysmon_asleep;
+		pp->sysmon_asleep = true;
+		if (again && (st == 'S' || ran >= FORCE_PREEMPT_NS) &&
+		    (p_wanted(pp) || ran >= FORCE_PREEMPT_NS) &&
 		    retake_blocked_m(mp))
 			return true;
 		at = now + STUCK_NS;
 		goto later;
 	}
+	pp->sysmon_asleep = false;
 	if (ran < FORCE_PREEMPT_NS) {
 		at = pp->sysmon_schedwhen + FORCE_PREEMPT_NS;
 		if (at > now + STUCK_NS)
@@ -248,7 +258,6 @@ static void *sysmon_main(void *arg)
 {
 	uint32_t idle = 0;
 	int64_t delay_us = SYSMON_MIN_US;
-	int64_t lastpoll = nanotime();
 	int64_t next = INT64_MAX;
 
 	(void)arg;
@@ -293,11 +302,12 @@ static void *sysmon_main(void *arg)
 		int64_t when = timers_next();
 		if (when >= 0 && when <= now)
 			timers_run(now);
-		if (now - lastpoll >= NETPOLL_NS) {
+		if (now - atomic_load_explicit(&netpoll_lastpoll,
+					       memory_order_relaxed) >=
+		    NETPOLL_NS) {
 			/* Goroutines whose fds are ready go to the global
 			 * queue; wakep finds them a P. */
 			netpoll_check();
-			lastpoll = now;
 		}
 		preempt_refresh_text(now);
 		idle = retaken ? 0 : idle + 1;
