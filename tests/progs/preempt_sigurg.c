@@ -3,7 +3,7 @@
 /*
  * goshim preempts with SIGURG; a program's own SIGURG stays its own. The
  * program sets a handler (sigaction and signal), reads its disposition
- * back, and gets every SIGURG it raises itself, while a spinning thread
+ * back, and gets every SIGURG it sends itself (raise, pthread_kill, kill), while a spinning thread
  * is being preempted around it all the time (GOMAXPROCS=1: the spinner
  * and the raiser share the one P). Preemption signals never reach the
  * program's handler: the count is exact. SIGURG is not left blocked.
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RAISES 200
 
@@ -30,7 +31,8 @@ static void on_urg(int sig)
 static void on_urg_info(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
-	if (sig == SIGURG && si->si_code == SI_TKILL)
+	if (sig == SIGURG &&
+	    (si->si_code == SI_TKILL || si->si_code == SI_USER))
 		got_info++;
 	else
 		bad_info++;
@@ -51,6 +53,7 @@ static void *raiser(void *arg)
 	for (int i = 0; i < RAISES; i++) {
 		raise(SIGURG);
 		pthread_kill(pthread_self(), SIGURG);
+		kill(getpid(), SIGURG); /* process-directed */
 		nanosleep(&ms, NULL);
 	}
 	return NULL;
@@ -82,7 +85,7 @@ int main(void)
 	       old.sa_handler == on_urg ? "on_urg" : "?",
 	       !!(old.sa_flags & SA_RESTART));
 	run();
-	printf("signal(): %d of %d\n", got, 2 * RAISES);
+	printf("signal(): %d of %d\n", got, 3 * RAISES);
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_urg_info;
@@ -96,7 +99,7 @@ int main(void)
 	       !!(old.sa_flags & SA_SIGINFO));
 	run();
 	printf("sigaction(): %d of %d, %d with wrong siginfo\n", got_info,
-	       2 * RAISES, bad_info);
+	       3 * RAISES, bad_info);
 
 	/* Ignored: nothing reaches the program, preemption goes on. */
 	signal(SIGURG, SIG_IGN);
