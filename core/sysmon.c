@@ -14,7 +14,9 @@
  *   10 ms), its P is handed off as for a syscall
  *   (DESIGN.md invariant 7); if it runs and its goroutine has had the P
  *   for 10 ms, the goroutine is asked to yield: a flag checked where it
- *   enters the runtime, and SIGURG (preempt.c, invariant 8). A thread is
+ *   enters the runtime, and SIGURG (preempt.c, invariant 8); if it is
+ *   still there after 20 ms (it runs in libc, where the signal may not
+ *   stop it), its P is taken as from a blocked M. A thread is
  *   never signalled while it sleeps in the kernel (that would turn a
  *   sleep into EINTR) or while it blocks SIGURG;
  * - signals a thread that runs user code without a P (its P was taken
@@ -195,6 +197,13 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 	}
 	if (gp)
 		atomic_store(&gp->preempt, true);
+	/* Still there a slice after the first signal: the goroutine lives
+	 * where the handler may not stop it (libc, a blocked SIGURG). Take
+	 * its P as for a long cgo call in Go; it runs on without one until
+	 * it enters the runtime or a signal finds it in its own code. */
+	if (ran >= 2 * FORCE_PREEMPT_NS && p_wanted(pp) &&
+	    retake_blocked_m(mp))
+		return true;
 	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on() &&
 	    !in_syscall(mp))
 		preempt_m(mp, gp, now);
