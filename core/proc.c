@@ -125,6 +125,9 @@ static void *m_thread_main(void *arg)
 	g0->ctx.tp = g0->tcb;
 	g_current = g0;
 	mp->tid = tls_tid(g0->tcb);
+	/* sysmon made this thread with every signal blocked, as it runs
+	 * itself: an M runs the program, with the mask its threads got. */
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &m_start_sigmask, NULL, 8);
 	acquirep(mp, mp->nextp);
 	mp->nextp = NULL;
 	schedule(mp);

@@ -285,6 +285,9 @@ void exitsyscall(void);
  * it did. */
 bool retake_syscall_p(struct p *pp, int64_t now);
 void sysmon_start(void);
+/* The signal mask of the main thread when the runtime started: what a new
+ * M starts with (sysmon, which makes them, blocks every signal). */
+extern uint64_t m_start_sigmask;
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
 void newm_start_pending(void); /* sysmon: start the Ms newm asked for */

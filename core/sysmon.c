@@ -324,11 +324,14 @@ static void *sysmon_main(void *arg)
 	return NULL;
 }
 
+uint64_t m_start_sigmask;
+
 void sysmon_start(void)
 {
 	pthread_t t;
 	pthread_attr_t attr;
 
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &m_start_sigmask, 8);
 	preempt_init();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
