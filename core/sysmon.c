@@ -197,12 +197,14 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 	}
 	if (gp)
 		atomic_store(&gp->preempt, true);
-	/* Still there a slice after the first signal: the goroutine lives
-	 * where the handler may not stop it (libc, a blocked SIGURG). Take
-	 * its P as for a long cgo call in Go; it runs on without one until
-	 * it enters the runtime or a signal finds it in its own code. */
+	/* Still there a slice after the first signal, and the last one was
+	 * refused (none is in flight: a thread waiting for a CPU has not
+	 * seen it yet): the goroutine lives where the handler may not stop
+	 * it (libc, a blocked SIGURG). Take its P as for a long cgo call in
+	 * Go; it runs on without one until it enters the runtime or a
+	 * signal finds it in its own code. */
 	if (ran >= 2 * FORCE_PREEMPT_NS && p_wanted(pp) &&
-	    retake_blocked_m(mp))
+	    atomic_load(&mp->preempt_sent) == 0 && retake_blocked_m(mp))
 		return true;
 	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on() &&
 	    !in_syscall(mp))
