@@ -10,13 +10,17 @@
  *
  * The handler redirects the interrupted context into the arch trampoline
  * only at a safe point: the running context is a goroutine (not g0) on
- * this M, in user code (pstate MP_USER, or MP_LOST when sysmon took its P
- * while it slept in the kernel), with its pc in the text of a module that
- * holds no lock of libc's or ours (the program and its own libraries: not
- * libc, ld.so, goshim, libgcc_s, libunwind, the vDSO), not on a signal
- * stack, with room on its stack. Otherwise it does nothing, and sysmon
+ * this M (found by its tid: the thread pointer is the goroutine's), in
+ * user code (pstate MP_USER, or MP_LOST when sysmon took its P while it
+ * slept in the kernel or lived in libc), with its pc in the text of a
+ * module that holds no lock of libc's or ours (the program and its own
+ * libraries: not libc, ld.so, goshim, libgcc_s, libunwind, the vDSO), not
+ * on a signal stack, with room on its stack. Otherwise it does nothing, and sysmon
  * asks again. Runtime locks are taken only in goshim's and libc's text,
- * so a goroutine interrupted elsewhere holds none.
+ * so a goroutine interrupted elsewhere holds none. The handler runs on
+ * the goroutine's stack (no alternate stack unless the program asked for
+ * one for SIGURG): the kernel's frame lies below the red zone, so the
+ * interrupted pc travels to the trampoline in a thread-local slot.
  *
  * The trampoline calls preempt_yield on the goroutine's own stack, which
  * is gopreempt: the goroutine goes to the global run queue, as with Go's
