@@ -320,7 +320,8 @@ static void preempt_here(void *uc)
 	if (mp == NULL)
 		return;
 	if (!preempt_ok(mp, gp, uc) || !arch_preempt_inject(uc)) {
-		/* sysmon asks again */
+		/* sysmon asks again, or takes the P */
+		atomic_store(&mp->preempt_refused, true);
 		atomic_store(&mp->preempt_sent, 0);
 		return;
 	}
@@ -379,6 +380,7 @@ bool preempt_m(struct m *mp, struct g *gp, int64_t now)
 		return false;
 	if (!atomic_compare_exchange_strong(&mp->preempt_sent, &sent, now))
 		return false;
+	atomic_store(&mp->preempt_refused, false);
 	/* gp may have left the M since sysmon looked (gopreempt clears the
 	 * flag after it has): then the signal would meet another goroutine,
 	 * and perhaps a SIGURG of its own. */

@@ -122,6 +122,7 @@ struct m {
 	 * MP_USER, which the M leaves only with a CAS (p_claim). */
 	_Atomic uint32_t pstate;
 	_Atomic int64_t preempt_sent; /* when sysmon signalled it; 0 none */
+	_Atomic bool preempt_refused; /* the handler found no safe point */
 	int statfd;		   /* sysmon's /proc/self/task/TID/stat, +1 */
 	int64_t sysmon_lookwhen;   /* sysmon last read that file */
 };

@@ -46,6 +46,7 @@
 #define STUCK_NS 1000000	  /* no progress this long: look at /proc */
 #define RETRY_NS 200000		  /* a refused preemption: ask again */
 #define NETPOLL_NS 10000000
+#define TIMER_LATE_NS 1000000	  /* an overdue timer nobody ran */
 
 static struct note wake;
 
@@ -154,6 +155,8 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 		pp->sysmon_g = gp;
 		pp->sysmon_schedwhen = now;
 		pp->sysmon_asleep = false;
+		if (mp)
+			atomic_store(&mp->preempt_refused, false);
 		at = now + STUCK_NS;
 		goto later;
 	}
@@ -198,12 +201,14 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 	if (gp)
 		atomic_store(&gp->preempt, true);
 	/* Still there a slice after the first signal, and the last one was
-	 * refused (none is in flight: a thread waiting for a CPU has not
-	 * seen it yet): the goroutine lives where the handler may not stop
-	 * it (libc, a blocked SIGURG). Take its P as for a long cgo call in
+	 * refused (not merely unsent or in flight: a thread waiting for a CPU
+	 * has not seen it yet), or cannot be sent: the goroutine lives where
+	 * the handler may not stop it (libc, a blocked SIGURG). Take its P as for a long cgo call in
 	 * Go; it runs on without one until it enters the runtime or a
 	 * signal finds it in its own code. */
-	if (ran >= 2 * FORCE_PREEMPT_NS && p_wanted(pp) &&
+	bool unstoppable = atomic_load(&mp->preempt_refused) ||
+			   sigurg_blocked(blocked) || !preempt_on();
+	if (ran >= 2 * FORCE_PREEMPT_NS && p_wanted(pp) && unstoppable &&
 	    atomic_load(&mp->preempt_sent) == 0 && retake_blocked_m(mp))
 		return true;
 	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on() &&
@@ -308,10 +313,12 @@ static void *sysmon_main(void *arg)
 		watch_lost(now, &next);
 		/* Timers are run by Ms looking for work; when every M is in
 		 * a system call or runs a goroutine, none looks (Go's sysmon
-		 * starts an M for an overdue timer). The goroutines they
-		 * ready go to the global queue; wakep finds them a P. */
+		 * starts an M for an overdue timer). A millisecond late: the
+		 * Ms had their chance (sysmon running every timer first made
+		 * Ms for what they would have run). The goroutines go to the
+		 * global queue; wakep finds them a P. */
 		int64_t when = timers_next();
-		if (when >= 0 && when <= now)
+		if (when >= 0 && when + TIMER_LATE_NS <= now)
 			timers_run(now);
 		if (now - atomic_load_explicit(&netpoll_lastpoll,
 					       memory_order_relaxed) >=
