@@ -922,6 +922,11 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 				   attr, handle, err);
 	if (mp)
 		p_unclaim(mp, prev);
+	/* A runtime entry: sysmon asked this goroutine to yield (a loop
+	 * that creates threads lives in goshim, where no signal stops it). */
+	if (prev == MP_USER &&
+	    atomic_load_explicit(&me->preempt, memory_order_relaxed))
+		gopreempt();
 	return gp;
 }
 
