@@ -43,9 +43,14 @@
 
 /* ---- which code may be interrupted -------------------------------------- */
 
+/* Where a pc is: code that may be interrupted, goshim's own (the
+ * goroutine reaches a cooperative check there soon), or another module
+ * that may not be. */
+enum text_kind { TEXT_UNSAFE, TEXT_OK, TEXT_GOSHIM };
+
 struct text_range {
 	uintptr_t lo, hi;
-	bool ok;
+	enum text_kind kind;
 };
 
 struct text_map {
@@ -109,7 +114,9 @@ static int text_add(struct dl_phdr_info *info, size_t size, void *arg)
 		r->lo = info->dlpi_addr + ph->p_vaddr;
 		r->hi = r->lo + ph->p_memsz;
 		/* goshim itself, whatever its file is called */
-		r->ok = mod_ok && !(self >= r->lo && self < r->hi);
+		r->kind = self >= r->lo && self < r->hi ? TEXT_GOSHIM
+			  : mod_ok			 ? TEXT_OK
+							 : TEXT_UNSAFE;
 	}
 	return 0;
 }
@@ -166,7 +173,7 @@ void preempt_refresh_text(int64_t now)
 }
 
 /* May the code at pc be interrupted? Async-signal-safe. */
-static bool text_ok(uintptr_t pc)
+static enum text_kind text_kind(uintptr_t pc)
 {
 	struct text_map *m = atomic_load_explicit(&text,
 						  memory_order_acquire);
@@ -179,10 +186,10 @@ static bool text_ok(uintptr_t pc)
 		else if (pc >= m->r[mid].hi)
 			lo = mid + 1;
 		else
-			return m->r[mid].ok;
+			return m->r[mid].kind;
 	}
 	atomic_store_explicit(&text_stale, true, memory_order_relaxed);
-	return false;
+	return TEXT_UNSAFE;
 }
 
 /* ---- the program's SIGURG ----------------------------------------------- */
@@ -319,9 +326,14 @@ static void preempt_here(void *uc)
 
 	if (mp == NULL)
 		return;
-	if (!preempt_ok(mp, gp, uc) || !arch_preempt_inject(uc)) {
-		/* sysmon asks again, or takes the P */
-		atomic_store(&mp->preempt_refused, true);
+	enum text_kind where = text_kind(arch_uc_pc(uc));
+	if (where != TEXT_OK || !preempt_ok(mp, gp, uc) ||
+	    !arch_preempt_inject(uc)) {
+		/* sysmon asks again, or takes the P from a goroutine that
+		 * lives where it cannot be stopped (in goshim it soon meets
+		 * a cooperative check) */
+		if (where != TEXT_GOSHIM)
+			atomic_store(&mp->preempt_refused, true);
 		atomic_store(&mp->preempt_sent, 0);
 		return;
 	}
@@ -330,7 +342,7 @@ static void preempt_here(void *uc)
 	 * itself, and standard signals do not queue. */
 }
 
-/* Is the interrupted context a safe point? */
+/* Is the interrupted context a safe point (its pc aside)? */
 static bool preempt_ok(struct m *mp, struct g *gp, void *uc)
 {
 	if (gp == NULL || gp->is_g0 || gp->m != mp || mp->curg != gp ||
@@ -346,7 +358,7 @@ static bool preempt_ok(struct m *mp, struct g *gp, void *uc)
 	    (sp > (uintptr_t)gp->stack_hi ||
 	     sp - (uintptr_t)gp->stack_lo < stack_need))
 		return false;
-	return text_ok(arch_uc_pc(uc));
+	return true;
 }
 
 static void sigurg_handler(int sig, siginfo_t *si, void *uc)
