@@ -123,6 +123,11 @@ bench-sync: all
 bench-net: all
 	tests/bench/run_net.sh $(B)
 
+# Stalls while other threads fsync, spin or block out of sight, and the cost
+# of entersyscall/exitsyscall: native vs goshim vs Go.
+bench-sysmon: all
+	tests/bench/run_sysmon.sh $(B)
+
 # ---- aarch64: the arch layer must keep compiling ---------------------------
 cross-aarch64:
 	$(MAKE) -f tests/cross/aarch64.mk B=$(B)
@@ -130,5 +135,6 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all unit progs check demo stress bench bench-sync bench-net cross-aarch64 clean
+.PHONY: all unit progs check demo stress bench bench-sync bench-net \
+	bench-sysmon cross-aarch64 clean
 .SECONDARY:

@@ -13,6 +13,7 @@
 #ifndef GOSHIM_ARCH_H
 #define GOSHIM_ARCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,25 @@ long arch_syscall6(long nr, long a1, long a2, long a3, long a4, long a5,
  * it lands in landing() with the saved stack pointer instead.
  */
 void arch_jmpbuf_set_pc(void *jmpbuf, void (*landing)(void), uintptr_t guard);
+
+/*
+ * Asynchronous preemption (core/preempt.c). A signal handler redirects
+ * the interrupted context (its ucontext_t) into a trampoline that saves
+ * every register, flags and the whole vector/x87 state on the
+ * interrupted stack, calls yield(), restores all of it and resumes at the
+ * interrupted instruction.
+ * arch_preempt_init: false where this CPU has no trampoline (preemption
+ * is then off). arch_preempt_stack: bytes the trampoline uses below the
+ * interrupted stack pointer, yield()'s own frames not included.
+ * arch_preempt_inject: false when the context must not be redirected (it
+ * sits on a system call instruction the kernel rewound for a restart,
+ * which must run again on this same thread).
+ */
+bool arch_preempt_init(void (*yield)(void));
+size_t arch_preempt_stack(void);
+uintptr_t arch_uc_pc(const void *uc);
+uintptr_t arch_uc_sp(const void *uc);
+bool arch_preempt_inject(void *uc);
 
 /* Pause hint for spin loops. */
 static inline void arch_cpu_relax(void)

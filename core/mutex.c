@@ -153,7 +153,7 @@ static bool can_spin(int iter)
 	if (gomaxprocs <= atomic_load(&sched.npidle) +
 				  atomic_load(&sched.nmspinning) + 1)
 		return false;
-	return runqempty(getg()->m->p);
+	return p_runq_empty_self();
 }
 
 static void do_spin(void)

@@ -653,6 +653,8 @@ int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
 
 /* One epoll_wait: until an event, netpoll_break or the deadline (block),
  * or not at all. Readies the waiters; returns how many. */
+_Atomic int64_t netpoll_lastpoll;
+
 static int netpoll_run(bool block, int64_t deadline)
 {
 	struct epoll_event ev[NEVENTS];
@@ -670,6 +672,8 @@ static int netpoll_run(bool block, int64_t deadline)
 			ts.tv_nsec = left % 1000000000;
 		}
 	}
+	atomic_store_explicit(&netpoll_lastpoll, nanotime(),
+			      memory_order_relaxed);
 	if (!np.no_pwait2) {
 		n = SYS6(SYS_epoll_pwait2, ep, ev, NEVENTS, tsp, NULL, 0);
 		if (n == -ENOSYS)

@@ -113,6 +113,9 @@ bool netpoll_block(int64_t deadline);
 bool netpoll_unwatched(void);
 /* Make the M blocked in netpoll return (Go's netpollBreak). */
 void netpoll_break(void);
+/* When an M last polled (nanotime): sysmon polls when nobody has for
+ * 10 ms. */
+extern _Atomic int64_t netpoll_lastpoll;
 
 /* In the child of fork: a new epoll instance on the next wait, every fd
  * forgotten (core/fork.c). */

@@ -114,6 +114,7 @@ static struct {
 } mnew;
 
 static void schedule(struct m *mp) __attribute__((noreturn));
+static struct g *exitsyscall0(struct g *gp);
 static void handoffp(struct p *pp);
 
 static void *m_thread_main(void *arg)
@@ -501,8 +502,12 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 	m_set_altstack(mp, &gp->altstack);
 	if (__builtin_expect(gp->attrs != NULL, 0))
 		wire_adopt(mp, gp);
+	atomic_store_explicit(&gp->preempt, false, memory_order_relaxed);
 	if (!inherit_time)
 		mp->p->schedtick++;
+	/* From here sysmon may take the P if the goroutine blocks in the
+	 * kernel: the goroutine claims it before each use. */
+	atomic_store_explicit(&mp->pstate, MP_USER, memory_order_release);
 	arch_switch(&mp->g0->ctx, &gp->ctx);
 }
 
@@ -559,6 +564,10 @@ static void schedule(struct m *mp)
 			mp->mcall_fn = NULL;
 			mp->curg = NULL;
 			gp = fn(cur);
+			/* sysmon took the P while the goroutine slept in the
+			 * kernel out of the runtime's sight: get one back. */
+			if (mp->p == NULL)
+				gp = exitsyscall0(gp);
 		}
 		if (gp == NULL && mp->lockedg) {
 			/* A wired M runs its goroutine only. */
@@ -588,17 +597,80 @@ static void schedule(struct m *mp)
 	}
 }
 
-/* Switch to g0 and run fn(gp) there; returns when gp is resumed. */
+/* Switch to g0 and run fn(gp) there; returns when gp is resumed. g0 owns
+ * the P (or, if sysmon took it, finds it gone and gets another). */
 static void mcall(mcall_fn fn)
 {
 	struct g *gp = getg();
 	struct m *mp = gp->m;
+	uint32_t prev;
+
+	p_claim(mp, &prev);
+	atomic_store_explicit(&mp->pstate, MP_RUNTIME, memory_order_relaxed);
 	mp->mcall_fn = fn;
 	arch_switch(&gp->ctx, &mp->g0->ctx);
 	if (__builtin_expect(atomic_load_explicit(&gp->sigpending,
 						  memory_order_relaxed) != 0,
 			     0))
 		gsignal_deliver(gp);
+}
+
+/* ---- who owns the P: the M, or sysmon (see MP_* in runtime.h) ----------- */
+
+struct p *p_claim(struct m *mp, uint32_t *prev)
+{
+	uint32_t st = MP_USER;
+
+	if (atomic_compare_exchange_strong(&mp->pstate, &st, MP_RUNTIME)) {
+		*prev = MP_USER;
+		return mp->p;
+	}
+	/* sysmon is taking it: wait the few stores until it is gone. */
+	while (st == MP_STEALING) {
+		arch_cpu_relax();
+		st = atomic_load(&mp->pstate);
+	}
+	*prev = st;
+	return st == MP_LOST ? NULL : mp->p;
+}
+
+void p_unclaim(struct m *mp, uint32_t prev)
+{
+	if (prev == MP_USER)
+		atomic_store_explicit(&mp->pstate, MP_USER,
+				      memory_order_release);
+}
+
+bool p_runq_empty_self(void)
+{
+	struct m *mp = getg()->m;
+	uint32_t prev;
+	struct p *pp = p_claim(mp, &prev);
+	bool empty = pp == NULL || runqempty(pp);
+	p_unclaim(mp, prev);
+	return empty;
+}
+
+/*
+ * sysmon: mp's thread sleeps in the kernel (its /proc state said so) and
+ * its goroutine made no progress. If the M is still in user code, the
+ * CAS from MP_USER makes sysmon the P's owner: the M cannot touch it any
+ * more, and when it next enters the runtime it finds MP_LOST.
+ */
+bool retake_blocked_m(struct m *mp)
+{
+	uint32_t st = MP_USER;
+
+	if (!atomic_compare_exchange_strong(&mp->pstate, &st, MP_STEALING))
+		return false;
+	struct p *pp = mp->p;
+	mp->p = NULL;
+	pp->m = NULL;
+	atomic_fetch_add(&pp->syscalltick, 1);
+	atomic_store(&pp->status, P_IDLE);
+	atomic_store_explicit(&mp->pstate, MP_LOST, memory_order_release);
+	handoffp(pp);
+	return true;
 }
 
 /* ---- park and ready ----------------------------------------------------- */
@@ -659,9 +731,15 @@ void goready(struct g *gp)
 		}
 		arch_cpu_relax();
 	}
-	if (me && me->m && me->m->p) {
-		runqput(me->m->p, gp, true);
+	struct m *mp = me ? me->m : NULL;
+	uint32_t prev = MP_RUNTIME;
+	struct p *pp = mp ? p_claim(mp, &prev) : NULL;
+	if (pp) {
+		runqput(pp, gp, true);
+		p_unclaim(mp, prev);
 	} else {
+		if (mp)
+			p_unclaim(mp, prev);
 		rlock_lock(&sched.lock);
 		globrunqput(gp);
 		rlock_unlock(&sched.lock);
@@ -688,11 +766,26 @@ void gosched(void)
 	mcall(gosched_m);
 }
 
+/* Go's gopreempt_m: as gosched, and the M may be signalled again now that
+ * the goroutine it was signalled for has left it. */
+static struct g *gopreempt_m(struct g *gp)
+{
+	atomic_store(&gp->m->preempt_sent, 0);
+	return gosched_m(gp);
+}
+
+void gopreempt(void)
+{
+	mcall(gopreempt_m);
+}
+
 static struct g *goyield_m(struct g *gp)
 {
 	struct p *pp = gp->m->p;
 	atomic_store(&gp->status, G_RUNNABLE);
 	gp->m = NULL;
+	if (pp == NULL) /* taken by sysmon: schedule() finds another */
+		return gosched_m(gp);
 	runqput(pp, gp, false);
 	return NULL;
 }
@@ -751,11 +844,8 @@ static void gfput_global(struct g *gp)
 
 /* A G whose stack is the default size goes to a free list with its stack
  * and TCB; others give their stack back. */
-void g_free(struct g *gp)
+static void g_free_to(struct p *pp, struct g *gp)
 {
-	struct g *me = getg();
-	struct p *pp = me && me->m ? me->m->p : NULL;
-
 	if (gp->is_main)
 		return; /* its stack and TCB are glibc's */
 	atomic_store(&gp->status, G_IDLE);
@@ -782,6 +872,17 @@ void g_free(struct g *gp)
 	rlock_lock(&sched.gflock);
 	gfput_global(gp);
 	rlock_unlock(&sched.gflock);
+}
+
+void g_free(struct g *gp)
+{
+	struct g *me = getg();
+	struct m *mp = me ? me->m : NULL;
+	uint32_t prev = MP_RUNTIME;
+
+	g_free_to(mp ? p_claim(mp, &prev) : NULL, gp);
+	if (mp)
+		p_unclaim(mp, prev);
 }
 
 static void g_entry(void *arg) __attribute__((noreturn));
@@ -822,11 +923,11 @@ static void g_putback(struct g *gp)
 	rlock_unlock(&sched.gflock);
 }
 
-struct g *go_spawn(void *(*fn)(void *), void *arg,
-		   const struct spawn_attr *attr, void **handle, int *err)
+static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
+			      const struct spawn_attr *attr, void **handle,
+			      int *err)
 {
 	struct g *me = getg();
-	struct p *pp = me && me->m ? me->m->p : NULL;
 	size_t stacksize = attr->stacksize ? attr->stacksize
 					   : stack_default_size();
 	size_t guard = attr->stackaddr ? 0 : attr->guardsize;
@@ -948,6 +1049,24 @@ static void mexit(struct m *mp)
 		note_sleep(&mp->park); /* nobody wakes it */
 }
 
+struct g *go_spawn(void *(*fn)(void *), void *arg,
+		   const struct spawn_attr *attr, void **handle, int *err)
+{
+	struct g *me = getg();
+	struct m *mp = me ? me->m : NULL;
+	uint32_t prev = MP_RUNTIME;
+	struct g *gp = go_spawn_on(mp ? p_claim(mp, &prev) : NULL, fn, arg,
+				   attr, handle, err);
+	if (mp)
+		p_unclaim(mp, prev);
+	/* A runtime entry: sysmon asked this goroutine to yield (a loop
+	 * that creates threads lives in goshim, where no signal stops it). */
+	if (prev == MP_USER &&
+	    atomic_load_explicit(&me->preempt, memory_order_relaxed))
+		gopreempt();
+	return gp;
+}
+
 /* On g0, after the dead G switched away for the last time. */
 static struct g *goexit0(struct g *gp)
 {
@@ -1019,25 +1138,34 @@ void entersyscall(void)
 {
 	struct g *gp = getg();
 	struct m *mp = gp->m;
-	struct p *pp = mp->p;
+	uint32_t prev;
+	struct p *pp = p_claim(mp, &prev);
 
 	atomic_store(&gp->status, G_SYSCALL);
 	mp->oldp = pp;
-	mp->p = NULL;
-	pp->m = NULL;
-	atomic_store_explicit(&pp->status, P_SYSCALL, memory_order_release);
+	if (pp) {
+		mp->p = NULL;
+		pp->m = NULL;
+		atomic_store_explicit(&pp->status, P_SYSCALL,
+				      memory_order_release);
+	}
+	/* Without a P (sysmon took it) exitsyscall finds one. */
+	atomic_store_explicit(&mp->pstate, MP_SYSCALL, memory_order_relaxed);
 }
 
-/* On g0: no P came back; queue the goroutine, run it if a P is idle. */
+/* On g0: no P came back; queue the goroutine (if any), run it if a P is
+ * idle. */
 static struct g *exitsyscall0(struct g *gp)
 {
 	struct m *mp = getg()->m;
 
-	atomic_store(&gp->status, G_RUNNABLE);
-	gp->m = NULL;
+	if (gp) {
+		atomic_store(&gp->status, G_RUNNABLE);
+		gp->m = NULL;
+	}
 	rlock_lock(&sched.lock);
 	struct p *pp = pidleget();
-	if (pp == NULL)
+	if (pp == NULL && gp)
 		globrunqput(gp);
 	rlock_unlock(&sched.lock);
 	if (pp) {
@@ -1045,8 +1173,10 @@ static struct g *exitsyscall0(struct g *gp)
 		return gp;
 	}
 	if (mp->lockedg) {
+		/* Its goroutine, queued here or parked by fn, comes back
+		 * with a P. */
 		stoplockedm(mp);
-		return gp;
+		return mp->lockedg;
 	}
 	/* schedule() needs a P: wait for one like any idle M. */
 	idle_signals_block(mp);
@@ -1063,13 +1193,19 @@ void exitsyscall(void)
 	uint32_t st = P_SYSCALL;
 
 	mp->oldp = NULL;
-	if (atomic_compare_exchange_strong(&pp->status, &st, P_RUNNING)) {
+	if (pp && atomic_compare_exchange_strong(&pp->status, &st,
+						 P_RUNNING)) {
 		/* Fast path: nobody took the P. */
 		mp->p = pp;
 		pp->m = mp;
 		atomic_fetch_add_explicit(&pp->syscalltick, 1,
 					  memory_order_relaxed);
 		atomic_store(&gp->status, G_RUNNING);
+		atomic_store_explicit(&mp->pstate, MP_USER,
+				      memory_order_release);
+		/* sysmon asked it to yield: this is a runtime entry. */
+		if (atomic_load_explicit(&gp->preempt, memory_order_relaxed))
+			gosched();
 		return;
 	}
 	if (atomic_load(&sched.npidle) > 0) {
@@ -1079,6 +1215,8 @@ void exitsyscall(void)
 		if (idle) {
 			acquirep(mp, idle);
 			atomic_store(&gp->status, G_RUNNING);
+			atomic_store_explicit(&mp->pstate, MP_USER,
+					      memory_order_release);
 			return;
 		}
 	}
@@ -1267,6 +1405,7 @@ void sched_init(int32_t procs)
 	sched.allgs = maing;
 	rlock_unlock(&sched.alllock);
 	m0->curg = maing;
+	m0->pstate = MP_USER;
 	atomic_store(&sched.nlive, 1);
 	g_current = maing;
 }

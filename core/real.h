@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <sys/select.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -143,6 +144,7 @@ struct real_fns {
 	int (*socketpair)(int, int, int, int[2]);
 	int (*pipe)(int[2]);
 	int (*pipe2)(int[2], int);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 };
 
 extern struct real_fns real;

@@ -108,6 +108,10 @@ struct g {
 	/* Wired to an M (wire.h): its own thread values, jlock-guarded. */
 	struct m *lockedm;
 	struct thread_attrs *attrs;
+
+	/* sysmon asked it to yield (ran past its slice): checked where it
+	 * enters the runtime; cleared when it is scheduled */
+	_Atomic bool preempt;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -134,7 +138,27 @@ struct m {
 	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
 	stack_t altstack;  /* the thread's sigaltstack now */
 	struct g *lockedg; /* the goroutine wired to it, if any */
+
+	/* Who may touch p (see MP_* below): sysmon takes the P of an M
+	 * blocked in the kernel in user code only by moving this from
+	 * MP_USER, which the M leaves only with a CAS (p_claim). */
+	_Atomic uint32_t pstate;
+	_Atomic int64_t preempt_sent; /* when sysmon signalled it; 0 none */
+	_Atomic bool preempt_refused; /* the handler found no safe point */
+	int statfd;		   /* sysmon's /proc/self/task/TID/stat, +1 */
+	int64_t sysmon_lookwhen;   /* sysmon last read that file */
 };
+
+/*
+ * m.pstate. MP_USER: the M runs its goroutine's code and holds its P, but
+ * will not touch it without p_claim. MP_RUNTIME: runtime code (g0, or a
+ * goroutine that claimed): the P is the M's alone. MP_SYSCALL: its P is
+ * left in P_SYSCALL (entersyscall). MP_STEALING -> MP_LOST: sysmon took
+ * the P while the thread slept in the kernel without telling the runtime;
+ * the goroutine runs on without a P until it next enters the runtime,
+ * which then finds one as exitsyscall's slow path does.
+ */
+enum { MP_RUNTIME, MP_USER, MP_SYSCALL, MP_STEALING, MP_LOST };
 
 struct p {
 	int32_t id;
@@ -146,6 +170,12 @@ struct p {
 	/* what sysmon saw last time, to tell a long syscall from many */
 	uint32_t sysmon_syscalltick;
 	int64_t sysmon_syscallwhen;
+	/* and to tell a goroutine that runs (or sleeps) long from many */
+	uint32_t sysmon_schedtick;
+	uint32_t sysmon_runtick; /* syscalltick when schedtick was seen */
+	struct g *sysmon_g;	 /* the goroutine it was running */
+	int64_t sysmon_schedwhen;
+	bool sysmon_asleep;	 /* its thread slept at sysmon's last look */
 
 	_Atomic uint32_t runqhead;
 	_Atomic uint32_t runqtail;
@@ -271,6 +301,7 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 void goready(struct g *gp);
 void gosched(void);  /* yield: to the global queue (sched_yield) */
 void goyield(void);  /* yield: to the tail of the local queue */
+void gopreempt(void); /* preempted by sysmon's signal: as gosched */
 void g_free(struct g *gp); /* a dead, joined or detached G */
 struct g *g_from_handle(uintptr_t handle);
 void main_goroutine_exit(void) __attribute__((noreturn));
@@ -354,6 +385,15 @@ void sysmon_ensure(void); /* start it if it is not running */
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
 void newm_start_pending(void); /* sysmon: start the Ms newm asked for */
+/* sysmon: take the P of mp, which sleeps in the kernel in user code, and
+ * hand it off; false if mp entered the runtime meanwhile. */
+bool retake_blocked_m(struct m *mp);
+/* A goroutine is about to use its M's P: returns it (NULL if the M has
+ * none) and the pstate to give back to p_unclaim. */
+struct p *p_claim(struct m *mp, uint32_t *prev);
+void p_unclaim(struct m *mp, uint32_t prev);
+/* The running goroutine's P has nothing else queued (mutex spinning). */
+bool p_runq_empty_self(void);
 
 /* ---- keys.c: pthread keys, per goroutine ---- */
 /* The index comes from glibc's own key table, so threads goshim did not

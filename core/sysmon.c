@@ -2,22 +2,52 @@
  * sysmon.c: the system monitor, Go's sysmon: a thread of its own, outside
  * the P accounting, that watches the Ps.
  *
- * It retakes a P whose M has sat in a system call past one tick (20 us
- * when busy) while other work waits, and hands it to another M
- * (handoffp), so a slow syscall costs an OS thread, never a P. It sleeps
- * 20 us while it finds something to do, doubling up to 10 ms after 50
- * idle rounds, as Go does. Being a real thread in a known state, it also
- * starts the new Ms the scheduler asks for (newm) and hands out the units
- * of sem_post (sema_run_async), woken at once for either.
+ * Each round it
+ * - retakes a P whose M has sat in a system call past one tick (20 us
+ *   when busy) while other work waits, and hands it to another M
+ *   (handoffp), so a slow syscall costs an OS thread, never a P;
+ * - looks at each P whose goroutine has made no progress (no schedule, no
+ *   syscall) for a millisecond, then every millisecond: if the M's thread
+ *   sleeps in the kernel at two looks in a row (state S or D in
+ *   /proc/self/task/TID/stat: a raw syscall, a futex inside libc, a page
+ *   fault; never a busy thread, see notes/preemption.md; D only after
+ *   10 ms), its P is handed off as for a syscall
+ *   (DESIGN.md invariant 7); if it runs and its goroutine has had the P
+ *   for 10 ms, the goroutine is asked to yield: a flag checked where it
+ *   enters the runtime, and SIGURG (preempt.c, invariant 8); if it is
+ *   still there after 20 ms (it runs in libc, where the signal may not
+ *   stop it), its P is taken as from a blocked M. A thread is
+ *   never signalled while it sleeps in the kernel (that would turn a
+ *   sleep into EINTR) or while it blocks SIGURG;
+ * - signals a thread that runs user code without a P (its P was taken
+ *   while it slept) so that it rejoins the scheduler;
+ * - runs overdue timers and polls the network when nobody has for 10 ms;
+ * - starts the new Ms the scheduler asks for (newm) and hands out the
+ *   units of sem_post (sema_run_async), woken at once for either: a real
+ *   thread in a known state.
+ * It sleeps 20 us while it finds something to do, doubling up to 10 ms
+ * after 50 idle rounds, as Go does, but never past the moment the next
+ * goroutine's slice ends, so preemption comes close to the 10 ms.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "netpoll.h"
+#include "preempt.h"
 #include "real.h"
 #include "runtime.h"
 #include "sys.h"
+#include "timer.h"
 
 #define SYSMON_MIN_US 20
 #define SYSMON_MAX_US 10000
+#define FORCE_PREEMPT_NS 10000000 /* Go's forcePreemptNS */
+#define STUCK_NS 1000000	  /* no progress this long: look at /proc */
+#define RETRY_NS 200000		  /* a refused preemption: ask again */
+#define NETPOLL_NS 10000000
+#define TIMER_LATE_NS 1000000	  /* an overdue timer nobody ran */
 
 static struct note wake;
 static _Atomic bool running;
@@ -27,10 +57,226 @@ void sysmon_wake(void)
 	note_wakeup(&wake);
 }
 
+/*
+ * The scheduler state of mp's thread from /proc ('R', 'S', 'D', ...; 0 if
+ * unknown) and the signals it blocks (the file's 'blocked' field: the
+ * first 64). The file stays open (pread costs a third of an open), but
+ * the program may close any fd: the content must name the thread.
+ */
+static char thread_state(struct m *mp, uint64_t *blocked)
+{
+	char buf[640], want[24];
+	int wl = snprintf(want, sizeof want, "%d (", (int)mp->tid);
+
+	for (int tries = 0; tries < 2; tries++) {
+		if (mp->statfd == 0) {
+			char path[64];
+			snprintf(path, sizeof path, "/proc/self/task/%d/stat",
+				 (int)mp->tid);
+			int fd = sys_open(path, O_RDONLY);
+			if (fd < 0)
+				return 0;
+			mp->statfd = fd + 1;
+		}
+		long n = sys_pread(mp->statfd - 1, buf, sizeof buf - 1, 0);
+		if (n <= 0 || strncmp(buf, want, (size_t)wl) != 0) {
+			/* Not ours any more: forget it, never close it. */
+			mp->statfd = 0;
+			continue;
+		}
+		buf[n] = '\0';
+		char *p = strrchr(buf, ')');
+		if (p == NULL || p[1] != ' ')
+			return 0;
+		char state = p[2];
+		/* 'blocked' is field 31; the state is field 3 */
+		p += 2;
+		for (int f = 3; f < 31 && p; f++) {
+			p = strchr(p, ' ');
+			if (p)
+				p++;
+		}
+		*blocked = p ? strtoull(p, NULL, 10) : ~(uint64_t)0;
+		return state;
+	}
+	return 0;
+}
+
+/*
+ * Is mp's thread inside a system call, waiting for a CPU? A SIGURG the
+ * program sends itself (raise) is lost if goshim's is already pending
+ * (standard signals do not queue); a thread put off the CPU inside its
+ * tgkill widens that window to milliseconds. /proc/self/task/TID/syscall
+ * names the call for a thread that is not on a CPU ("running" for one
+ * that is, -1 outside any call).
+ */
+static bool in_syscall(struct m *mp)
+{
+	char path[64], buf[32];
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)mp->tid);
+	long n = sys_read_file(path, buf, sizeof buf);
+	return n > 0 && buf[0] >= '0' && buf[0] <= '9';
+}
+
+static bool sigurg_blocked(uint64_t blocked)
+{
+	return blocked & ((uint64_t)1 << (SIGURG - 1));
+}
+
+/* Other goroutines wait, or no M is left to look for them: Go's reason
+ * to take a P away. */
+static bool p_wanted(struct p *pp)
+{
+	return !runqempty(pp) || atomic_load(&sched.runqsize) > 0 ||
+	       atomic_load(&sched.nmspinning) + atomic_load(&sched.npidle) ==
+		       0;
+}
+
+/*
+ * A P whose goroutine runs. True if its P was taken. *next: when this P
+ * wants the next look.
+ */
+static bool watch_running(struct p *pp, int64_t now, int64_t *next)
+{
+	uint32_t tick = __atomic_load_n(&pp->schedtick, __ATOMIC_RELAXED);
+	uint32_t stick = atomic_load(&pp->syscalltick);
+	struct m *mp = __atomic_load_n(&pp->m, __ATOMIC_ACQUIRE);
+	struct g *gp = mp ? __atomic_load_n(&mp->curg, __ATOMIC_ACQUIRE) : NULL;
+	int64_t at;
+
+	/* A goroutine from runnext keeps the schedtick (it inherits the
+	 * slice, as in Go); it is still a new goroutine to signal. A
+	 * thread-directed SIGURG of the program's sent while goshim's is
+	 * pending is lost (standard signals do not queue): signalling only
+	 * goroutines that really ran a whole slice keeps that window to
+	 * code that spins 10 ms and raises SIGURG itself. */
+	if (tick != pp->sysmon_schedtick || stick != pp->sysmon_runtick ||
+	    gp != pp->sysmon_g) {
+		pp->sysmon_schedtick = tick;
+		pp->sysmon_runtick = stick;
+		pp->sysmon_g = gp;
+		pp->sysmon_schedwhen = now;
+		pp->sysmon_asleep = false;
+		if (mp)
+			atomic_store(&mp->preempt_refused, false);
+		at = now + STUCK_NS;
+		goto later;
+	}
+	int64_t ran = now - pp->sysmon_schedwhen;
+	/* In the runtime (g0 looking for work, or a claim): its own. */
+	if (mp == NULL || atomic_load(&mp->pstate) != MP_USER) {
+		at = now + STUCK_NS;
+		goto later;
+	}
+	if (ran < STUCK_NS) {
+		at = pp->sysmon_schedwhen + STUCK_NS;
+		goto later;
+	}
+	if (ran < FORCE_PREEMPT_NS && now - mp->sysmon_lookwhen < STUCK_NS) {
+		at = mp->sysmon_lookwhen + STUCK_NS;
+		goto later;
+	}
+	uint64_t blocked = 0;
+	char st = thread_state(mp, &blocked);
+	mp->sysmon_lookwhen = now;
+	/* Asleep (S) at two looks a millisecond apart: a wait on a kernel
+	 * lock (a socket's) is over by then and costs no M. Uninterruptible
+	 * (D) waits are disk I/O and memory reclaim, mostly short: they get a
+	 * whole slice. */
+	if (st == 'S' || st == 'D') {
+		bool again = pp->sysmon_asleep;
+		pp->sysmon_asleep = true;
+		if (again && (st == 'S' || ran >= FORCE_PREEMPT_NS) &&
+		    (p_wanted(pp) || ran >= FORCE_PREEMPT_NS) &&
+		    retake_blocked_m(mp))
+			return true;
+		at = now + STUCK_NS;
+		goto later;
+	}
+	pp->sysmon_asleep = false;
+	if (ran < FORCE_PREEMPT_NS) {
+		at = pp->sysmon_schedwhen + FORCE_PREEMPT_NS;
+		if (at > now + STUCK_NS)
+			at = now + STUCK_NS;
+		goto later;
+	}
+	if (gp)
+		atomic_store(&gp->preempt, true);
+	/* Still there a slice after the first signal, and the last one was
+	 * refused (not merely unsent or in flight: a thread waiting for a CPU
+	 * has not seen it yet), or cannot be sent: the goroutine lives where
+	 * the handler may not stop it (libc, a blocked SIGURG). Take its P as for a long cgo call in
+	 * Go; it runs on without one until it enters the runtime or a
+	 * signal finds it in its own code. */
+	bool unstoppable = atomic_load(&mp->preempt_refused) ||
+			   sigurg_blocked(blocked) || !preempt_on();
+	if (ran >= 2 * FORCE_PREEMPT_NS && p_wanted(pp) && unstoppable &&
+	    atomic_load(&mp->preempt_sent) == 0 && retake_blocked_m(mp))
+		return true;
+	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on() &&
+	    !in_syscall(mp))
+		preempt_m(mp, gp, now);
+	at = now + RETRY_NS;
+later:
+	if (at < *next)
+		*next = at;
+	return false;
+}
+
+/* Ms whose P sysmon took run user code without one: once such a thread
+ * runs (it woke from the kernel), signal it so it rejoins. */
+static void watch_lost(int64_t now, int64_t *next)
+{
+	rlock_lock(&sched.alllock);
+	for (struct m *mp = sched.allms; mp; mp = mp->alllink) {
+		if (atomic_load(&mp->pstate) != MP_LOST)
+			continue;
+		int64_t at = mp->sysmon_lookwhen + STUCK_NS;
+		if (now >= at) {
+			uint64_t blocked = 0;
+			char st = thread_state(mp, &blocked);
+			mp->sysmon_lookwhen = now;
+			if (st == 'R' && !sigurg_blocked(blocked) &&
+			    preempt_on() && !in_syscall(mp))
+				preempt_m(mp,
+					  __atomic_load_n(&mp->curg,
+							  __ATOMIC_ACQUIRE),
+					  now);
+			at = now + STUCK_NS;
+		}
+		if (at < *next)
+			*next = at;
+	}
+	rlock_unlock(&sched.alllock);
+}
+
+/*
+ * When every CPU is busy (the goroutines spin), a woken sysmon waited
+ * milliseconds for one. A 100 us slice (EEVDF's custom slice, Linux 6.12;
+ * no privilege needed, an older kernel refuses and nothing changes) puts
+ * its short runs first.
+ */
+static void sysmon_short_slice(void)
+{
+	struct { /* the kernel's struct sched_attr, first version */
+		uint32_t size, policy;
+		uint64_t flags;
+		int32_t nice;
+		uint32_t priority;
+		uint64_t runtime, deadline, period;
+	} a = {
+		.size = sizeof a,
+		.policy = SCHED_OTHER,
+		.runtime = 100000,
+	};
+	SYS3(SYS_sched_setattr, 0, &a, 0);
+}
+
 static void *sysmon_main(void *arg)
 {
 	uint32_t idle = 0;
 	int64_t delay_us = SYSMON_MIN_US;
+	int64_t next = INT64_MAX;
 
 	(void)arg;
 	/* Signals are the program's: never deliver one here (but glibc's
@@ -38,6 +284,7 @@ static void *sysmon_main(void *arg)
 	 * Ms sysmon creates start with this mask until they run a G. */
 	uint64_t all = ~((uint64_t)3 << 31);
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
+	sysmon_short_slice();
 	for (;;) {
 		if (idle == 0)
 			delay_us = SYSMON_MIN_US;
@@ -45,17 +292,47 @@ static void *sysmon_main(void *arg)
 			delay_us *= 2;
 		if (delay_us > SYSMON_MAX_US)
 			delay_us = SYSMON_MAX_US;
+		int64_t sleep_ns = delay_us * 1000;
+		int64_t until = next - nanotime();
+		if (until < sleep_ns)
+			sleep_ns = until < SYSMON_MIN_US * 1000
+					   ? SYSMON_MIN_US * 1000
+					   : until;
 		/* Cleared before looking: a newm after this wakes the next
 		 * sleep at once. */
-		if (note_sleep_ns(&wake, delay_us * 1000))
+		if (note_sleep_ns(&wake, sleep_ns))
 			note_clear(&wake);
 		newm_start_pending();
 		sema_run_async(); /* units sem_post left for sleepers */
 
 		int64_t now = nanotime();
 		int retaken = 0;
-		for (int32_t i = 0; i < gomaxprocs; i++)
-			retaken += retake_syscall_p(allp[i], now);
+		next = INT64_MAX;
+		for (int32_t i = 0; i < gomaxprocs; i++) {
+			struct p *pp = allp[i];
+			if (retake_syscall_p(pp, now))
+				retaken++;
+			else if (atomic_load(&pp->status) == P_RUNNING)
+				retaken += watch_running(pp, now, &next);
+		}
+		watch_lost(now, &next);
+		/* Timers are run by Ms looking for work; when every M is in
+		 * a system call or runs a goroutine, none looks (Go's sysmon
+		 * starts an M for an overdue timer). A millisecond late: the
+		 * Ms had their chance (sysmon running every timer first made
+		 * Ms for what they would have run). The goroutines go to the
+		 * global queue; wakep finds them a P. */
+		int64_t when = timers_next();
+		if (when >= 0 && when + TIMER_LATE_NS <= now)
+			timers_run(now);
+		if (now - atomic_load_explicit(&netpoll_lastpoll,
+					       memory_order_relaxed) >=
+		    NETPOLL_NS) {
+			/* Goroutines whose fds are ready go to the global
+			 * queue; wakep finds them a P. */
+			netpoll_check();
+		}
+		preempt_refresh_text(now);
 		idle = retaken ? 0 : idle + 1;
 	}
 	return NULL;
@@ -69,6 +346,7 @@ void sysmon_start(void)
 
 	if (!atomic_compare_exchange_strong(&running, &no, true))
 		return;
+	preempt_init();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);

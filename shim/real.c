@@ -138,5 +138,6 @@ void real_init(void)
 	real.socketpair = must("socketpair");
 	real.pipe = must("pipe");
 	real.pipe2 = must("pipe2");
+	real.sigaction = must("sigaction");
 	real.pthread_create = must("pthread_create");
 }

@@ -1,0 +1,445 @@
+/*
+ * preempt.c: asynchronous preemption of a goroutine that runs past its
+ * slice without calling into the runtime (DESIGN.md invariant 8; facts in
+ * notes/preemption.md).
+ *
+ * sysmon sends SIGURG to the M with rt_tgsigqueueinfo, si_code SI_QUEUE
+ * and a per-process random cookie as the value: the program cannot send
+ * that by accident, so every other SIGURG is the program's and goes to
+ * the disposition it set (kept here; the kernel's is always goshim's).
+ *
+ * The handler redirects the interrupted context into the arch trampoline
+ * only at a safe point: the running context is a goroutine (not g0) on
+ * this M (found by its tid: the thread pointer is the goroutine's), in
+ * user code (pstate MP_USER, or MP_LOST when sysmon took its P while it
+ * slept in the kernel or lived in libc), with its pc in the text of a
+ * module that holds no lock of libc's or ours (the program and its own
+ * libraries: not libc, ld.so, goshim, libgcc_s, libunwind, the vDSO), not
+ * on a signal stack, with room on its stack. Otherwise it does nothing, and sysmon
+ * asks again. Runtime locks are taken only in goshim's and libc's text,
+ * so a goroutine interrupted elsewhere holds none. The handler runs on
+ * the goroutine's stack (no alternate stack unless the program asked for
+ * one for SIGURG): the kernel's frame lies below the red zone, so the
+ * interrupted pc travels to the trampoline in a thread-local slot.
+ *
+ * The trampoline calls preempt_yield on the goroutine's own stack, which
+ * is gopreempt: the goroutine goes to the global run queue, as with Go's
+ * gopreempt_m; when it runs again the trampoline restores every register
+ * and returns to the interrupted instruction.
+ */
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include "preempt.h"
+#include "real.h"
+#include "runtime.h"
+#include "sys.h"
+
+/* Stack left below the trampoline's frame for preempt_yield and mcall. */
+#define YIELD_STACK 2048
+#define REFRESH_NS 1000000000
+
+/* ---- which code may be interrupted -------------------------------------- */
+
+/* Where a pc is: code that may be interrupted, goshim's own (the
+ * goroutine reaches a cooperative check there soon), or another module
+ * that may not be. */
+enum text_kind { TEXT_UNSAFE, TEXT_OK, TEXT_GOSHIM };
+
+struct text_range {
+	uintptr_t lo, hi;
+	enum text_kind kind;
+};
+
+struct text_map {
+	unsigned long long adds, subs; /* dl_iterate_phdr's load counters */
+	size_t n;
+	struct text_range r[];
+};
+
+static _Atomic(struct text_map *) text;
+static _Atomic bool text_stale;	/* the handler met a pc not in the map */
+static int64_t text_refreshed;
+
+/* Modules whose code takes libc's or the loader's locks, or ours. */
+static bool module_unsafe(const char *path)
+{
+	static const char *const unsafe[] = {
+		"libc.so",	 "ld-linux", "ld64.so",	   "libpthread.so",
+		"libdl.so",	 "librt.so", "libgcc_s.so", "libunwind",
+		"linux-vdso",	 "linux-gate", "libgoshim",
+	};
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof unsafe / sizeof *unsafe; i++)
+		if (strncmp(base, unsafe[i], strlen(unsafe[i])) == 0)
+			return true;
+	return false;
+}
+
+struct text_build {
+	struct text_map *map;
+	size_t cap;
+	bool oom;
+};
+
+static int text_add(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct text_build *b = arg;
+	uintptr_t self = (uintptr_t)&text_add;
+	bool mod_ok = !module_unsafe(info->dlpi_name ? info->dlpi_name : "");
+
+	(void)size;
+	b->map->adds = info->dlpi_adds;
+	b->map->subs = info->dlpi_subs;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (b->map->n == b->cap) {
+			size_t cap = b->cap * 2;
+			struct text_map *m = realloc(
+				b->map, sizeof *m + cap * sizeof m->r[0]);
+			if (m == NULL) {
+				b->oom = true;
+				return 1;
+			}
+			b->map = m;
+			b->cap = cap;
+		}
+		struct text_range *r = &b->map->r[b->map->n++];
+		r->lo = info->dlpi_addr + ph->p_vaddr;
+		r->hi = r->lo + ph->p_memsz;
+		/* goshim itself, whatever its file is called */
+		r->kind = self >= r->lo && self < r->hi ? TEXT_GOSHIM
+			  : mod_ok			 ? TEXT_OK
+							 : TEXT_UNSAFE;
+	}
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct text_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Not in a signal handler: dl_iterate_phdr takes the loader's lock. The
+ * old map is kept (the handler may be reading it); maps change only when
+ * modules were loaded, so few are ever made. */
+static void text_build(void)
+{
+	struct text_build b = { .cap = 64 };
+
+	b.map = calloc(1, sizeof *b.map + b.cap * sizeof b.map->r[0]);
+	if (b.map == NULL)
+		return;
+	dl_iterate_phdr(text_add, &b);
+	if (b.oom) {
+		free(b.map);
+		return;
+	}
+	qsort(b.map->r, b.map->n, sizeof b.map->r[0], range_cmp);
+	atomic_store_explicit(&text, b.map, memory_order_release);
+}
+
+static int loaded_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+	(void)size;
+	c[0] = info->dlpi_adds;
+	c[1] = info->dlpi_subs;
+	return 1;
+}
+
+void preempt_refresh_text(int64_t now)
+{
+	unsigned long long c[2];
+	struct text_map *m;
+
+	if (!atomic_load_explicit(&text_stale, memory_order_relaxed) ||
+	    now - text_refreshed < REFRESH_NS)
+		return;
+	atomic_store(&text_stale, false);
+	text_refreshed = now;
+	dl_iterate_phdr(loaded_counts, c);
+	m = atomic_load(&text);
+	if (m && m->adds == c[0] && m->subs == c[1])
+		return; /* nothing new: the pc was JIT code or the like */
+	text_build();
+}
+
+/* May the code at pc be interrupted? Async-signal-safe. */
+static enum text_kind text_kind(uintptr_t pc)
+{
+	struct text_map *m = atomic_load_explicit(&text,
+						  memory_order_acquire);
+	size_t lo = 0, hi = m ? m->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pc < m->r[mid].lo)
+			hi = mid;
+		else if (pc >= m->r[mid].hi)
+			lo = mid + 1;
+		else
+			return m->r[mid].kind;
+	}
+	atomic_store_explicit(&text_stale, true, memory_order_relaxed);
+	return TEXT_UNSAFE;
+}
+
+/* ---- the program's SIGURG ----------------------------------------------- */
+
+/* The disposition the program set, as the kernel would report it. A
+ * seqlock: the handler reads it; writers block SIGURG while they write,
+ * so the handler never waits for its own thread. */
+static struct {
+	struct spinlock lock;
+	_Atomic uint32_t seq;
+	struct sigaction act;
+} prog;
+
+static bool installed;
+static uintptr_t cookie;
+static size_t stack_need;
+
+static uint64_t sigbit(int sig)
+{
+	return (uint64_t)1 << (sig - 1);
+}
+
+static void prog_read(struct sigaction *out)
+{
+	for (;;) {
+		uint32_t s = atomic_load_explicit(&prog.seq,
+						  memory_order_acquire);
+		if (s & 1) {
+			arch_cpu_relax();
+			continue;
+		}
+		memcpy(out, &prog.act, sizeof *out);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&prog.seq, memory_order_relaxed) == s)
+			return;
+	}
+}
+
+static void prog_write(const struct sigaction *act)
+{
+	uint64_t urg = sigbit(SIGURG), old;
+
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &urg, &old, 8);
+	spin_lock(&prog.lock);
+	atomic_fetch_add_explicit(&prog.seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy(&prog.act, act, sizeof *act);
+	atomic_fetch_add_explicit(&prog.seq, 1, memory_order_release);
+	spin_unlock(&prog.lock);
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+}
+
+/* A SIGURG that is not goshim's: what the program asked for. */
+static void prog_deliver(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a;
+
+	prog_read(&a);
+	if (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN)
+		return; /* SIGURG's default action is to ignore it */
+	if (a.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl = a;
+		dfl.sa_handler = SIG_DFL;
+		dfl.sa_flags &= ~SA_SIGINFO;
+		prog_write(&dfl);
+	}
+	/* The mask the kernel would have set for the program's handler:
+	 * the interrupted one, its sa_mask, SIGURG unless SA_NODEFER. */
+	uint64_t mask, want, now;
+	memcpy(&mask, &((ucontext_t *)uc)->uc_sigmask, sizeof mask);
+	memcpy(&want, &a.sa_mask, sizeof want);
+	want |= mask;
+	want = (a.sa_flags & SA_NODEFER) ? want & ~sigbit(SIGURG)
+					 : want | sigbit(SIGURG);
+	now = mask | sigbit(SIGURG);
+	if (want != now)
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &want, NULL, 8);
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else
+		a.sa_handler(sig);
+}
+
+int preempt_sigaction(const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction cur;
+
+	prog_read(&cur);
+	if (act) {
+		struct sigaction mine, next = *act;
+#ifdef SA_RESTORER
+		/* Reported back as the kernel would: glibc's restorer. */
+		real.sigaction(SIGURG, NULL, &mine);
+		next.sa_flags |= SA_RESTORER;
+		next.sa_restorer = mine.sa_restorer;
+#endif
+		prog_write(&next);
+		/* The program's handler runs inside goshim's: on the
+		 * alternate stack only if it asked for it. */
+		if ((act->sa_flags ^ cur.sa_flags) & SA_ONSTACK) {
+			real.sigaction(SIGURG, NULL, &mine);
+			mine.sa_flags = (mine.sa_flags & ~SA_ONSTACK) |
+					(act->sa_flags & SA_ONSTACK);
+			real.sigaction(SIGURG, &mine, NULL);
+		}
+	}
+	if (old)
+		*old = cur;
+	return 0;
+}
+
+/* ---- the signal --------------------------------------------------------- */
+
+/* The M of this thread: the current G's M may be in flux (a switch is
+ * half done), the thread is not. Ms are never freed, so the list can be
+ * walked without its lock. */
+static struct m *m_self(void)
+{
+	pid_t tid = sys_gettid();
+
+	for (struct m *mp = __atomic_load_n(&sched.allms, __ATOMIC_ACQUIRE);
+	     mp; mp = mp->alllink)
+		if (mp->tid == tid)
+			return mp;
+	return NULL;
+}
+
+static bool preempt_ok(struct m *mp, struct g *gp, void *uc);
+
+static void preempt_here(void *uc)
+{
+	struct m *mp = m_self();
+	struct g *gp = getg();
+
+	if (mp == NULL)
+		return;
+	enum text_kind where = text_kind(arch_uc_pc(uc));
+	if (where != TEXT_OK || !preempt_ok(mp, gp, uc) ||
+	    !arch_preempt_inject(uc)) {
+		/* sysmon asks again, or takes the P from a goroutine that
+		 * lives where it cannot be stopped (in goshim it soon meets
+		 * a cooperative check) */
+		if (where != TEXT_GOSHIM)
+			atomic_store(&mp->preempt_refused, true);
+		atomic_store(&mp->preempt_sent, 0);
+		return;
+	}
+	/* Cleared by gopreempt once the goroutine has left the M: a second
+	 * signal before that could meet a SIGURG the next goroutine sends
+	 * itself, and standard signals do not queue. */
+}
+
+/* Is the interrupted context a safe point (its pc aside)? */
+static bool preempt_ok(struct m *mp, struct g *gp, void *uc)
+{
+	if (gp == NULL || gp->is_g0 || gp->m != mp || mp->curg != gp ||
+	    atomic_load(&gp->status) != G_RUNNING)
+		return false;
+	uint32_t ps = atomic_load(&mp->pstate);
+	if (ps != MP_USER && ps != MP_LOST)
+		return false;
+	if (((ucontext_t *)uc)->uc_stack.ss_flags & SS_ONSTACK)
+		return false; /* in a handler of the program's, on its stack */
+	uintptr_t sp = arch_uc_sp(uc);
+	if (gp->stack_lo &&
+	    (sp > (uintptr_t)gp->stack_hi ||
+	     sp - (uintptr_t)gp->stack_lo < stack_need))
+		return false;
+	return true;
+}
+
+static void sigurg_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	if (si->si_code == SI_QUEUE && si->si_pid == sys_getpid() &&
+	    (uintptr_t)si->si_value.sival_ptr == cookie)
+		preempt_here(uc);
+	else
+		prog_deliver(sig, si, uc);
+	errno = saved;
+}
+
+/* Called by the trampoline, on the goroutine's stack. */
+static void preempt_yield(void)
+{
+	int saved = errno;
+	gopreempt();
+	errno = saved;
+}
+
+bool preempt_m(struct m *mp, struct g *gp, int64_t now)
+{
+	int64_t sent = atomic_load(&mp->preempt_sent);
+	siginfo_t si;
+
+	/* A signal the thread had blocked meanwhile may never arrive: send
+	 * again after a slice. */
+	if (sent && now - sent < 10000000)
+		return false;
+	if (!atomic_compare_exchange_strong(&mp->preempt_sent, &sent, now))
+		return false;
+	atomic_store(&mp->preempt_refused, false);
+	/* gp may have left the M since sysmon looked (gopreempt clears the
+	 * flag after it has): then the signal would meet another goroutine,
+	 * and perhaps a SIGURG of its own. */
+	if (__atomic_load_n(&mp->curg, __ATOMIC_SEQ_CST) != gp) {
+		atomic_store(&mp->preempt_sent, 0);
+		return false;
+	}
+	memset(&si, 0, sizeof si);
+	si.si_signo = SIGURG;
+	si.si_code = SI_QUEUE;
+	si.si_pid = sys_getpid();
+	si.si_uid = (uid_t)SYS0(SYS_getuid);
+	si.si_value.sival_ptr = (void *)cookie;
+	return SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, SIGURG, &si) ==
+	       0;
+}
+
+bool preempt_on(void)
+{
+	return installed;
+}
+
+void preempt_init(void)
+{
+	struct sigaction act, old;
+
+	/* A fork child's fresh runtime keeps the handler and the program's
+	 * disposition it inherited. */
+	if (installed)
+		return;
+	if (!arch_preempt_init(preempt_yield))
+		return; /* no trampoline for this CPU: preemption stays off */
+	stack_need = arch_preempt_stack() + YIELD_STACK;
+	if (SYS3(SYS_getrandom, &cookie, sizeof cookie, 0) != sizeof cookie)
+		cookie = (uintptr_t)nanotime() ^ (uintptr_t)&cookie;
+	text_build();
+	if (atomic_load(&text) == NULL)
+		return;
+	if (real.sigaction(SIGURG, NULL, &old) != 0)
+		return;
+	prog_write(&old);
+	memset(&act, 0, sizeof act);
+	act.sa_sigaction = sigurg_handler;
+	/* SA_RESTART: a system call that was about to block when the signal
+	 * came restarts, as if there had been none. */
+	act.sa_flags = SA_SIGINFO | SA_RESTART | (old.sa_flags & SA_ONSTACK);
+	sigemptyset(&act.sa_mask);
+	if (real.sigaction(SIGURG, &act, NULL) == 0)
+		installed = true;
+}

@@ -1,0 +1,31 @@
+/*
+ * preempt.h: asynchronous preemption by signal (DESIGN.md invariant 8),
+ * and the program's own view of SIGURG, the signal it uses.
+ */
+#ifndef GOSHIM_PREEMPT_H
+#define GOSHIM_PREEMPT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct m;
+
+/* At start-up, on the main thread: learn which code may be interrupted,
+ * take over SIGURG (keeping the program's disposition as its own). */
+void preempt_init(void);
+/* True once goshim's SIGURG handler is installed. */
+bool preempt_on(void);
+/* sysmon: signal mp, whose thread runs, to yield its goroutine gp; false
+ * if a signal sent less than a slice ago is still on its way, or gp has
+ * left the M. */
+struct g;
+bool preempt_m(struct m *mp, struct g *gp, int64_t now);
+/* sysmon: the handler met code it did not know (a module loaded since):
+ * read the list of loaded modules again. */
+void preempt_refresh_text(int64_t now);
+
+/* sigaction(SIGURG, act, old) as the program sees it (shim/signal.c). */
+int preempt_sigaction(const struct sigaction *act, struct sigaction *old);
+
+#endif
