@@ -85,9 +85,9 @@ $(B)/tests/progs/mods/%.so: tests/progs/mods/%.c $(wildcard tests/progs/mods/*.h
 TOOL_BINS := $(B)/tools/procsample $(B)/tools/net_load \
 	$(B)/tests/servers/legacy_httpd
 
-$(B)/tools/procsample: tests/tools/procsample.c
+$(B)/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@ -pthread
 
 $(B)/tools/net_load: tests/bench/net_load.c
 	@mkdir -p $(dir $@)
@@ -115,7 +115,7 @@ check:
 	$(MAKE) tools-check
 
 # Each goshim subcommand against /proc readings of its own.
-tools-check: tools $(PROG_BINS)
+tools-check: tools $(B)/tools/hold
 	tests/tools-check.sh $(B)
 
 # The before/after demo: `goshim stress` on the bundled legacy server at

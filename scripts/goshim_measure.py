@@ -394,7 +394,8 @@ def cmd_stress(argv):
                "limit for the server and the generator. Exit status: 0 no errors, "
                "1 errors or a failed run, 2 bad usage.",
                usage="goshim stress --server 'CMD' --port P [--proto echo|http] "
-               "[--conns N[,N...]] [--requests R] [--duration S] [--svg FILE] [--json]")
+               "[--conns N[,N...]] [--requests R] [--duration S] [--path PATH] "
+               "[--hits PATH] [--procs N] [--svg FILE] [--json] [--json-file FILE]")
     p.add_argument("--server", required=True, metavar="CMD",
                    help="the server's command line (run by /bin/sh)")
     p.add_argument("--port", required=True, type=positive, help="the port it listens on")
@@ -413,6 +414,7 @@ def cmd_stress(argv):
     p.add_argument("--procs", type=positive, help="GOMAXPROCS for the goshim runs")
     p.add_argument("--svg", metavar="FILE", help="write the server's threads and RSS over time")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--json-file", metavar="FILE", help="also write the JSON to FILE")
     a = p.parse_args(argv)
     if a.port > 65535:
         p.error(f"bad port {a.port}")
@@ -458,14 +460,17 @@ def cmd_stress(argv):
         with open(a.svg, "w") as f:
             f.write(svg_chart(f"goshim stress: {a.server} ({what}, GOMAXPROCS={procs})", panels))
 
+    doc = {"server": a.server, "port": a.port, "proto": a.proto, "path": a.path,
+           "gomaxprocs": procs, "duration_s": a.duration, "requests": a.requests,
+           "failures": failures,
+           "levels": [{"conns": n, **{m: {k: v for k, v in res[m, n].items()
+                                            if k != "series"}
+                                         for m in MODES if (m, n) in res}}
+                      for n in a.conns]}
+    if a.json_file:
+        with open(a.json_file, "w") as f:
+            json.dump(doc, f, indent=1)
     if a.json:
-        doc = {"server": a.server, "port": a.port, "proto": a.proto, "path": a.path,
-               "gomaxprocs": procs, "duration_s": a.duration, "requests": a.requests,
-               "failures": failures,
-               "levels": [{"conns": n, **{m: {k: v for k, v in res[m, n].items()
-                                                if k != "series"}
-                                             for m in MODES if (m, n) in res}}
-                          for n in a.conns]}
         json.dump(doc, sys.stdout, indent=1)
         print()
     else:
