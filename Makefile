@@ -81,9 +81,9 @@ $(B)/tests/progs/mods/%.so: tests/progs/mods/%.c $(wildcard tests/progs/mods/*.h
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -shared $< -o $@
 
 # What `goshim compare` and `goshim stress` run (native, never preloaded),
-# and the bundled legacy server.
+# and the bundled legacy servers.
 TOOL_BINS := $(B)/tools/procsample $(B)/tools/net_load \
-	$(B)/tests/servers/legacy_httpd
+	$(B)/tests/servers/legacy_httpd $(B)/tests/servers/legacy_echod
 
 $(B)/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)

@@ -476,7 +476,7 @@ def cmd_stress(argv):
     else:
         bound = f"{a.duration:g} s" + (f" or {a.requests:,} requests" if a.requests else "")
         print(f"goshim stress: {a.server}")
-        print(f"{what}, keep-alive, one request in flight per connection, {bound} per level;")
+        print(f"{what}, persistent connections, one request in flight each, {bound} per level;")
         print(f"GOMAXPROCS={procs} ({len(os.sched_getaffinity(0))} CPUs shared with "
               "the load generator)")
         print(f"{'conns':>6}  {'':24} {'native':>12} {'goshim':>12} {'goshim/native':>14}")

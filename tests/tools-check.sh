@@ -20,6 +20,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 goshim=$here/scripts/goshim
 hold=$B/tools/hold
 httpd=$B/tests/servers/legacy_httpd
+echod=$B/tests/servers/legacy_echod
 lib=$B/libgoshim.so
 procs=${GOMAXPROCS:-$(nproc)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tools-check.XXXXXX")
@@ -127,6 +128,12 @@ if python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).
 else
 	fail "stress --svg"
 fi
+st=0
+"$goshim" stress --server "$echod $port" --port "$port" --proto echo --conns 20 \
+	--requests 1000 --duration 60 --json >"$work/e.json" 2>"$work/e.err" || st=$?
+if [[ $st -eq 0 ]]; then ok "stress --proto echo: exit 0"; else fail "stress --proto echo: exit $st: $(tail -n 3 "$work/e.err")"; fi
+check "stress --proto echo: zero errors, all 1000 echoed, both runs" \
+	"all(l[m]['errors'] == 0 and l[m]['sent'] == l[m]['total'] == 1000 for l in v['levels'] for m in ('native', 'goshim'))" "$work/e.json"
 if [[ -e /proc/net/tcp ]] && awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }' /proc/net/tcp; then
 	fail "stress: the server still listens on $port afterwards"
 else
