@@ -134,15 +134,17 @@ def svg_chart(title, panels):
                    f'{tmax / 1000:.2f} s</text>')
         out.append(f'<text x="{ml}" y="{top + ph + 16}">0 s</text>')
         out.append(f'<text x="{ml + pw / 2}" y="{top + ph + 16}" '
-                   f'text-anchor="middle">{escape(unit)}</text>')
+                   'text-anchor="middle">time since start</text>')
         for k, (mode, pts) in enumerate(series.items()):
             coords = " ".join(
                 f"{ml + pw * t / tmax:.1f},{top + ph - ph * v / vmax:.1f}" for t, v in pts)
             out.append(f'<polyline class="series {mode}" data-mode="{mode}" '
                        f'fill="none" stroke="{COLOURS[mode]}" stroke-width="1.5" '
                        f'points="{coords}"/>')
+            peak = max([v for _, v in pts] + [0])
             out.append(f'<text x="{ml + pw - 10}" y="{top + 16 + 14 * k}" '
-                       f'text-anchor="end" fill="{COLOURS[mode]}">{mode}</text>')
+                       f'text-anchor="end" fill="{COLOURS[mode]}">'
+                       f'{mode} (peak {escape(fmt(peak))} {escape(unit)})</text>')
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out) + "\n"
@@ -453,8 +455,9 @@ def cmd_stress(argv):
     if a.svg:
         panels = []
         for n in a.conns:
-            for label, idx, scale in (("OS threads", 1, 1), ("RSS, MiB", 2, 1024)):
-                panels.append((f"{n} connections: server {label}", label,
+            for label, unit, idx, scale in (("OS threads", "threads", 1, 1),
+                                            ("RSS, MiB", "MiB", 2, 1024)):
+                panels.append((f"{n} connections: server {label}", unit,
                                {m: [(p_[0], p_[idx] / scale) for p_ in res[m, n]["series"]]
                                 for m in MODES if (m, n) in res}))
         with open(a.svg, "w") as f:
