@@ -15,6 +15,7 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -191,6 +192,8 @@ def cmd_compare(argv):
     cmd = a.prog[1:] if a.prog[:1] == ["--"] else a.prog
     if not cmd:
         p.error("no program given (goshim compare [options] -- PROG ARGS...)")
+    if not shutil.which(cmd[0]):
+        p.error(f"{cmd[0]}: no such program")
 
     runs = {m: [] for m in MODES}
     with tempfile.TemporaryDirectory(prefix="goshim-compare.") as tmp:
