@@ -14,13 +14,14 @@
 # the soft RLIMIT_NOFILE is raised to the hard one here, as a server's
 # start-up script would (the library itself never changes limits).
 # Environment: DEMO_CONNS (default 100,1000,10000), DEMO_DURATION (seconds
-# per level, default 3), DEMO_PORT (default 18080). Exits 1 if the claim
+# per level, default 3), DEMO_PORT (default: a free one). Exits 1 if the claim
 # does not hold or a run failed.
 set -euo pipefail
 B=${1:-build}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 conns=${DEMO_CONNS:-100,1000,10000}
-port=${DEMO_PORT:-18080}
+# a port free now (the kernel's pick), unless one is given
+port=${DEMO_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 ulimit -Sn "$(ulimit -Hn)"
 procs=${GOMAXPROCS:-$(nproc)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/goshim-demo.XXXXXX")

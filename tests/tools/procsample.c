@@ -207,6 +207,8 @@ int main(int argc, char **argv)
 	int nenv = 0, opt;
 	long interval_ms = 10;
 
+	if (!envs)
+		die("calloc");
 	while ((opt = getopt(argc, argv, "+i:s:o:e:")) != -1) {
 		switch (opt) {
 		case 'i':
