@@ -499,6 +499,9 @@ def cmd_stress(argv):
                 cells = [fmt(v) if v is not None else "-" for v in vals]
                 r = ratio(vals[1], vals[0]) if None not in vals and k not in ("errors", "hits", "sent", "total") else ""
                 print(f"{n if i == 0 else '':>6}  {label:24} {cells[0]:>12} {cells[1]:>12} {r:>14}".rstrip())
+        if a.hits and not a.requests:
+            print("(sent - answered: requests in flight when the time ran out; "
+                  "the server counted those it had served)")
         if a.svg:
             print(f"chart: {a.svg}")
     # The count must match only when every request sent was answered: one
