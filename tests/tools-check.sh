@@ -150,6 +150,30 @@ else
 	ok "stress: the server is gone afterwards"
 fi
 
+st=0
+"$goshim" stress --server "exit 3" --port "$port" --conns 5 --duration 1 >/dev/null 2>"$work/x.err" || st=$?
+if [[ $st -eq 1 ]] && grep -q "did not listen on 127.0.0.1:$port (it exited)" "$work/x.err"; then
+	ok "stress: a server that exits at once: said so, exit 1"
+else
+	fail "stress with a server that exits (exit $st): $(head -c 300 "$work/x.err")"
+fi
+"$httpd" "$port" &
+squatter=$!
+n=0
+while ! awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' /proc/net/tcp && [[ $n -lt 200 ]]; do
+	sleep 0.05
+	n=$((n + 1))
+done
+st=0
+"$goshim" stress --server "$httpd $port" --port "$port" --conns 5 --duration 1 >/dev/null 2>"$work/x.err" || st=$?
+kill "$squatter"
+wait "$squatter" 2>/dev/null || true
+if [[ $st -eq 1 ]] && grep -q "something already listens on port $port" "$work/x.err"; then
+	ok "stress: a port already taken: said so, exit 1"
+else
+	fail "stress on a taken port (exit $st): $(head -c 300 "$work/x.err")"
+fi
+
 echo "== goshim install"
 prefix=$work/prefix
 "$goshim" install "$prefix" >/dev/null
