@@ -4,8 +4,8 @@
 scripts/goshim (bash) finds the library and the tools, then runs this file
 as `goshim_measure.py LIB TOOLS compare|stress ARGS...` (LIB: libgoshim.so;
 TOOLS: the directory holding procsample and net_load; arguments, not
-environment, so that nothing of ours reaches the measured program). The numbers come from those two
-C tools, never from here: procsample samples a whole process tree every
+environment, so that nothing of ours reaches the measured program). The
+numbers come from those two C tools, never from here: procsample samples a whole process tree every
 10 ms from /proc and reads wait4's rusage; net_load drives the load from one
 epoll thread. This file only runs them, compares, and formats (table, SVG,
 JSON), which is why it may be Python: nothing it does is on a measured path.
@@ -70,6 +70,9 @@ def read_series(path):
 
 
 def gomaxprocs(procs):
+    """The GOMAXPROCS shown: --procs, the environment's, else the CPUs in
+    the affinity mask (the library's default unless a CPU cgroup quota is
+    tighter)."""
     if procs:
         return procs
     if os.environ.get("GOMAXPROCS"):
