@@ -96,8 +96,10 @@ static void push(struct table *t, int pid, int ours)
 }
 
 /* Reads ppid, num_threads and rss (KiB) of PID from /proc/PID/stat; returns
- * -1 when the process is gone. The command name (field 2) may hold spaces
- * and parentheses: the fields after it start after its last ')'. */
+ * -1 when the process is gone, 1 when it is a zombie (exited, not yet
+ * reaped: no longer running, so not counted), else 0. The command name
+ * (field 2) may hold spaces and parentheses: the fields after it start
+ * after its last ')'. */
 static int read_stat(int pid, int *ppid, long *threads, long *rss_kib)
 {
 	char path[48], buf[1024];
@@ -116,6 +118,7 @@ static int read_stat(int pid, int *ppid, long *threads, long *rss_kib)
 	/* p+2 is field 3 (state); ppid is 4, num_threads 20, rss 24. */
 	long f[25] = { 0 };
 	char *s = p + 2;
+	int zombie = *s == 'Z';
 	for (int i = 3; i <= 24 && *s; i++) {
 		if (i == 3) {
 			s++;
@@ -128,7 +131,7 @@ static int read_stat(int pid, int *ppid, long *threads, long *rss_kib)
 	*ppid = (int)f[4];
 	*threads = f[20];
 	*rss_kib = f[24] * page_kib;
-	return 0;
+	return zombie;
 }
 
 /* One tick: the pids now in /proc, classified (kept from OLD, or new: ours
@@ -170,7 +173,7 @@ static void sample(int root, struct table *old, struct table *new,
 				c->ours = 1;
 				continue;
 			}
-			if (read_stat(c->pid, &ppid, &th, &rss)) {
+			if (read_stat(c->pid, &ppid, &th, &rss) < 0) {
 				c->ours = 0; /* gone already */
 				continue;
 			}
