@@ -80,6 +80,25 @@ $(B)/tests/progs/mods/%.so: tests/progs/mods/%.c $(wildcard tests/progs/mods/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -shared $< -o $@
 
+# What `goshim compare` and `goshim stress` run (native, never preloaded),
+# and the bundled legacy servers.
+TOOL_BINS := $(B)/tools/procsample $(B)/tools/net_load \
+	$(B)/tests/servers/legacy_httpd $(B)/tests/servers/legacy_echod
+
+$(B)/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@ -pthread
+
+$(B)/tools/net_load: tests/bench/net_load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@
+
+$(B)/tests/servers/%: tests/servers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@ -pthread
+
+tools: $(B)/libgoshim.so $(TOOL_BINS)
+
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
@@ -93,12 +112,18 @@ check:
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) progs
+	$(MAKE) tools-check
 
-# The before/after demo: bundled programs natively and under goshim, with
-# their peak OS thread counts and times.
+# Each goshim subcommand against /proc readings of its own.
+tools-check: tools $(B)/tools/hold
+	tests/tools-check.sh $(B)
+
+# The before/after demo: `goshim stress` on the bundled legacy server at
+# 100, 1,000 and 10,000 connections, then bundled programs' peak OS threads
+# and times.
 demo:
 	scripts/deps.sh
-	$(MAKE) all $(PROG_BINS)
+	$(MAKE) tools $(PROG_BINS)
 	scripts/demo.sh $(B)
 
 # The whole suite, many times in a row: scheduler bugs that show once in a
@@ -135,6 +160,6 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all unit progs check demo stress bench bench-sync bench-net \
-	bench-sysmon cross-aarch64 clean
+.PHONY: all tools unit progs check tools-check demo stress bench bench-sync \
+	bench-net bench-sysmon cross-aarch64 clean
 .SECONDARY:

@@ -12,6 +12,8 @@ have_cmd cc || need+=(gcc)
 have_cmd c++ || need+=(g++)
 have_cmd make || need+=(make)
 have_cmd pkg-config || need+=(pkg-config)
+# goshim compare and stress format with python3; tools-check parses with it.
+have_cmd python3 || need+=(python3)
 have_pkg check || need+=(check)
 have_pkg libunwind-dev || need+=(libunwind-dev)
 # Optional: the aarch64 cross build of arch/ and the Go benchmark column.

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# tests/tools-check.sh BUILD_DIR: `make tools-check`, part of `make check`.
+#
+# Drives each scripts/goshim subcommand on small bundled programs and holds
+# what it prints against what this script reads from /proc itself, while
+# the program holds a known shape (tests/tools/hold.c: N threads parked and
+# M MiB touched, a ready file while it holds). Never asserts on time:
+# thread counts and hit counters are exact, RSS gets a tolerance (the
+# sampler and the direct reading see the same pages, give or take the
+# allocator and stacks), and CPU time and context switches are only checked
+# for being there and plausible.
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+	echo "usage: $0 BUILD_DIR" >&2
+	exit 2
+fi
+B=$(readlink -f "$1")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+goshim=$here/scripts/goshim
+hold=$B/tools/hold
+httpd=$B/tests/servers/legacy_httpd
+echod=$B/tests/servers/legacy_echod
+lib=$B/libgoshim.so
+procs=${GOMAXPROCS:-$(nproc)}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tools-check.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fails=0
+
+ok() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+check() { # DESCRIPTION PYTHON-EXPRESSION-ON-v (v: the parsed JSON FILE) FILE
+	if python3 -c 'import json, sys; v = json.load(open(sys.argv[2])); sys.exit(0 if eval(sys.argv[1]) else 1)' \
+		"$2" "$3"; then
+		ok "$1"
+	else
+		fail "$1 (wanted: $2)"
+	fi
+}
+status_of() { local st=0; "$@" >/dev/null 2>&1 || st=$?; echo "$st"; }
+
+# direct_reading ENV... : runs hold 40 threads / 64 MiB under env ENV, and
+# once it holds, reads Threads and VmRSS (KiB) from its /proc/PID/status.
+direct_reading() {
+	local ready=$work/ready pid n=0
+	rm -f "$ready"
+	env "$@" "$hold" 40 64 1500 "$ready" >/dev/null &
+	pid=$!
+	while [[ ! -e $ready && $n -lt 600 ]]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	awk '/^Threads:/ { t = $2 } /^VmRSS:/ { r = $2 } END { print t, r }' "/proc/$pid/status"
+	wait "$pid"
+}
+
+echo "== goshim compare"
+read -r nat_threads nat_rss < <(direct_reading -u LD_PRELOAD)
+read -r gs_threads gs_rss < <(direct_reading LD_PRELOAD="$lib")
+echo "     /proc while holding: native $nat_threads threads, $nat_rss KiB; goshim $gs_threads threads, $gs_rss KiB"
+if [[ $nat_threads -eq 41 ]]; then ok "hold 40: 41 threads natively by /proc"; else fail "hold 40: $nat_threads threads natively by /proc, wanted 41"; fi
+
+st=0
+"$goshim" compare --json --svg "$work/c.svg" -- "$hold" 40 64 1500 >"$work/c.json" || st=$?
+if [[ $st -eq 0 ]]; then ok "compare exit 0 for the same behaviour"; else fail "compare exit $st for the same behaviour"; fi
+check "compare --json parses, same exit and stdout" 'v["same_exit"] and v["same_stdout"]' "$work/c.json"
+check "compare: native peak threads = /proc's $nat_threads" "v['native']['peak_threads'] == $nat_threads" "$work/c.json"
+# (goshim starts Ms as the run needs them: another run may have one more
+# or one fewer than the one read from /proc)
+check "compare: goshim peak threads within 2 of /proc's $gs_threads and <= GOMAXPROCS+4" \
+	"abs(v['goshim']['peak_threads'] - $gs_threads) <= 2 and v['goshim']['peak_threads'] <= $procs + 4" "$work/c.json"
+check "compare: native peak RSS within 10% of /proc's $nat_rss KiB" \
+	"0.9 * $nat_rss <= v['native']['peak_rss_kib'] <= 1.1 * $nat_rss + 1024" "$work/c.json"
+check "compare: goshim peak RSS within 10% of /proc's $gs_rss KiB" \
+	"0.9 * $gs_rss <= v['goshim']['peak_rss_kib'] <= 1.1 * $gs_rss + 4096" "$work/c.json"
+check "compare: held 1.5 s, so wall >= 1.5 s and mean threads near the peak natively" \
+	"v['native']['wall_s'] >= 1.5 and v['goshim']['wall_s'] >= 1.5 and v['native']['mean_threads'] > 0.7 * $nat_threads" "$work/c.json"
+check "compare: CPU <= wall x CPUs; each of 40 native threads blocked once (>= 40 voluntary switches), goshim's Ms at least once" \
+	"all(0 <= v[m]['cpu_s'] <= v[m]['wall_s'] * $(nproc) + 0.1 and v[m]['invol_cs'] >= 0 for m in ('native', 'goshim')) and v['native']['vol_cs'] >= 40 and v['goshim']['vol_cs'] >= 1" "$work/c.json"
+if python3 - "$work/c.svg" <<'PY'; then ok "compare --svg: well-formed XML, native and goshim series with points"; else fail "compare --svg"; fi
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
+modes = [l.get("data-mode") for l in lines]
+assert modes.count("native") == 2 and modes.count("goshim") == 2, modes
+assert all(len(l.get("points").split()) >= 10 for l in lines)
+PY
+
+"$goshim" compare -- "$hold" 3 1 300 >"$work/c.txt"
+if grep -q '^peak threads  *4 ' "$work/c.txt" && grep -q '^stdout: same (1 line)' "$work/c.txt" &&
+	grep -q '^exit: same (exit 0)' "$work/c.txt"; then
+	ok "compare table: peak threads 4 natively for hold 3, same exit, same stdout"
+else
+	fail "compare table for hold 3:"; cat "$work/c.txt"
+fi
+
+st=0
+# shellcheck disable=SC2016 # the inner shell expands it
+"$goshim" compare -- sh -c 'if [ -n "${LD_PRELOAD:-}" ]; then echo one; exit 3; fi; echo other' >"$work/d.txt" || st=$?
+if [[ $st -eq 1 ]] && grep -q '^exit: DIFFERENT: native exit 0; goshim exit 3' "$work/d.txt" &&
+	grep -q "^stdout: DIFFERENT.*line 1: native 'other', goshim 'one'" "$work/d.txt"; then
+	ok "compare: different exit and stdout reported, exit 1"
+else
+	fail "compare on a program that differs (exit $st):"; cat "$work/d.txt"
+fi
+
+# (one prints, so that stdout does not depend on which ends first)
+"$goshim" compare --json -- sh -c "$hold 10 1 800 >/dev/null & $hold 20 1 800; wait" >"$work/t.json"
+check "compare: the whole process tree: sh + hold 10 + hold 20 = 33 threads natively" \
+	"v['native']['peak_threads'] == 33 and v['same_stdout']" "$work/t.json"
+
+st=$(status_of "$goshim" compare -- "$work/no-such-program")
+if [[ $st -eq 2 ]]; then ok "compare: a program that does not exist is bad usage"; else fail "compare on a missing program: exit $st"; fi
+
+echo "== goshim run"
+out=$("$goshim" run --procs 3 --debug schedtrace=0 -- printenv GOMAXPROCS GOSHIM_DEBUG LD_PRELOAD 2>/dev/null | tr '\n' ' ')
+if [[ $out == "3 schedtrace=0 $lib " ]]; then ok "run --procs --debug: GOMAXPROCS, GOSHIM_DEBUG, LD_PRELOAD"; else fail "run env: '$out'"; fi
+st=$(status_of "$goshim" run -- sh -c 'exit 7')
+if [[ $st -eq 7 ]]; then ok "run: exits as the program"; else fail "run: exit $st, wanted 7"; fi
+
+echo "== goshim stress"
+ulimit -Sn "$(ulimit -Hn)"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+st=0
+"$goshim" stress --server "$httpd $port" --port "$port" --conns 50 --requests 3000 \
+	--duration 60 --hits /hits --json --svg "$work/s.svg" >"$work/s.json" 2>"$work/s.err" || st=$?
+if [[ $st -eq 0 ]]; then ok "stress: exit 0"; else fail "stress: exit $st: $(tail -n 3 "$work/s.err")"; fi
+check "stress --json: both runs, zero errors, all 3000 answered" \
+	"all(l[m]['errors'] == 0 and l[m]['sent'] == l[m]['total'] == 3000 for l in v['levels'] for m in ('native', 'goshim'))" "$work/s.json"
+check "stress: the server's /hits counter = requests answered" \
+	"all(l[m]['hits'] == l[m]['total'] for l in v['levels'] for m in ('native', 'goshim'))" "$work/s.json"
+check "stress: native server peak threads >= 51, goshim <= GOMAXPROCS+4" \
+	"v['levels'][0]['native']['peak_threads'] >= 51 and v['levels'][0]['goshim']['peak_threads'] <= $procs + 4" "$work/s.json"
+check "stress: latencies ordered p50 <= p90 <= p99 <= max" \
+	"all(0 < l[m]['p50_us'] <= l[m]['p90_us'] <= l[m]['p99_us'] <= l[m]['max_us'] for l in v['levels'] for m in ('native', 'goshim'))" "$work/s.json"
+if python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); m = [p.get("data-mode") for p in r.iter("{http://www.w3.org/2000/svg}polyline")]; sys.exit(0 if sorted(m) == ["goshim"] * 2 + ["native"] * 2 else 1)' "$work/s.svg"; then
+	ok "stress --svg: well-formed, both series"
+else
+	fail "stress --svg"
+fi
+st=0
+"$goshim" stress --server "$echod $port" --port "$port" --proto echo --conns 20 \
+	--requests 1000 --duration 60 --json >"$work/e.json" 2>"$work/e.err" || st=$?
+if [[ $st -eq 0 ]]; then ok "stress --proto echo: exit 0"; else fail "stress --proto echo: exit $st: $(tail -n 3 "$work/e.err")"; fi
+check "stress --proto echo: zero errors, all 1000 echoed, both runs" \
+	"all(l[m]['errors'] == 0 and l[m]['sent'] == l[m]['total'] == 1000 for l in v['levels'] for m in ('native', 'goshim'))" "$work/e.json"
+if [[ -e /proc/net/tcp ]] && awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }' /proc/net/tcp; then
+	fail "stress: the server still listens on $port afterwards"
+else
+	ok "stress: the server is gone afterwards"
+fi
+
+st=0
+"$goshim" stress --server "exit 3" --port "$port" --conns 5 --duration 1 >/dev/null 2>"$work/x.err" || st=$?
+if [[ $st -eq 1 ]] && grep -q "did not listen on 127.0.0.1:$port (it exited)" "$work/x.err"; then
+	ok "stress: a server that exits at once: said so, exit 1"
+else
+	fail "stress with a server that exits (exit $st): $(head -c 300 "$work/x.err")"
+fi
+"$httpd" "$port" &
+squatter=$!
+n=0
+while ! awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' /proc/net/tcp && [[ $n -lt 200 ]]; do
+	sleep 0.05
+	n=$((n + 1))
+done
+st=0
+"$goshim" stress --server "$httpd $port" --port "$port" --conns 5 --duration 1 >/dev/null 2>"$work/x.err" || st=$?
+kill "$squatter"
+wait "$squatter" 2>/dev/null || true
+if [[ $st -eq 1 ]] && grep -q "something already listens on port $port" "$work/x.err"; then
+	ok "stress: a port already taken: said so, exit 1"
+else
+	fail "stress on a taken port (exit $st): $(head -c 300 "$work/x.err")"
+fi
+
+echo "== goshim install"
+prefix=$work/prefix
+"$goshim" install "$prefix" >/dev/null
+out=$("$prefix/bin/goshim" run -- printenv LD_PRELOAD)
+if [[ $out == "$prefix/lib/goshim/libgoshim.so" && -f $prefix/share/man/man1/goshim.1 ]]; then
+	ok "install: run finds the library in the prefix; man page there"
+else
+	fail "install: run gave LD_PRELOAD='$out'"
+fi
+"$prefix/bin/goshim" compare --json -- "$hold" 5 1 10 >"$work/i.json"
+check "installed compare: native peak threads 6" "v['native']['peak_threads'] == 6" "$work/i.json"
+
+echo "== bad usage: exit 2 and a message"
+bad() {
+	local st=0
+	"$goshim" "$@" >/dev/null 2>"$work/err" || st=$?
+	if [[ $st -eq 2 ]] && grep -q 'goshim' "$work/err"; then
+		ok "goshim $* -> 2: $(tail -n 1 "$work/err")"
+	else
+		fail "goshim $* -> exit $st: $(head -c 200 "$work/err")"
+	fi
+}
+bad
+bad frobnicate
+bad run
+bad run --procs x -- true
+bad run --bogus -- true
+bad compare
+bad compare --runs 0 -- true
+bad compare --bogus -- true
+bad stress --port 1
+bad stress --server true --port 1 --proto ftp
+bad stress --server true --port 1 --conns 10,x
+bad install a b
+for sub in run compare stress install; do
+	st=$(status_of "$goshim" "$sub" --help)
+	if [[ $st -eq 0 ]]; then ok "goshim $sub --help"; else fail "goshim $sub --help: exit $st"; fi
+done
+
+if [[ $fails -ne 0 ]]; then
+	echo "tools-check: $fails failed"
+	exit 1
+fi
+echo "tools-check: all passed"
