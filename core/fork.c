@@ -79,6 +79,7 @@ void fork_child(void)
 	netpoll_fork_child();
 	sysmon_fork_child();
 	sched_fork_child(gp);
+	sigroute_fork_child(gp);
 	/* glibc's child may count itself single-threaded; goroutines still
 	 * interleave on its one thread. */
 	__libc_single_threaded = 0;

@@ -290,8 +290,22 @@ void m_kick(struct m *mp)
 	}
 }
 
-/* Signals glibc itself needs on every thread (SIGCANCEL, SIGSETXID). */
-#define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
+void m_kick_idle(void)
+{
+	rlock_lock(&sched.lock);
+	struct m *list = sched.midle;
+	sched.midle = NULL;
+	sched.nmidle = 0;
+	for (struct m *mp = list; mp; mp = mp->schedlink)
+		mp->nextp = NULL;
+	rlock_unlock(&sched.lock);
+	while (list) {
+		struct m *mp = list;
+		list = mp->schedlink;
+		note_wakeup(&mp->park);
+	}
+	netpoll_break();
+}
 
 uint64_t thread_sigmask(void)
 {
@@ -331,14 +345,14 @@ static void m_set_altstack(struct m *mp, const stack_t *ss)
 
 /*
  * A process-directed signal goes to any thread that does not block it. An
- * idle M runs no goroutine that could want it (a goroutine in sigsuspend
- * or sigwait sits on a busy M), so idle Ms block every signal but glibc's
- * own, and the kernel picks a thread that is running the program. The
- * next goroutine the M runs brings its own mask (execute).
+ * idle M runs no goroutine, but a parked goroutine may want the signal:
+ * idle Ms block what every goroutine blocks (sigroute.c), and a signal
+ * one takes is handed on to a goroutine. The next goroutine the M runs
+ * brings its own mask (execute).
  */
 static void idle_signals_block(struct m *mp)
 {
-	m_set_sigmask(mp, ~SIG_GLIBC_INTERNAL);
+	m_set_sigmask(mp, sigroute_idle_mask());
 }
 
 /* ---- finding work ------------------------------------------------------- */
@@ -542,9 +556,9 @@ static void startlockedm(struct m *mp, struct g *gp)
 	rlock_unlock(&sched.lock);
 	lm->nextp = releasep(mp);
 	note_wakeup(&lm->park);
-	idle_signals_block(mp);
-	while (!stopm(mp, -1))
-		;
+	do
+		idle_signals_block(mp);
+	while (!stopm(mp, -1));
 }
 
 /* The M's scheduler loop, on g0. */
@@ -988,6 +1002,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->altstack = (stack_t){ .ss_flags = SS_DISABLE };
 	/* ...and its signal mask, as pthread_create gives it. */
 	gp->sigmask = on_goroutine() ? me->sigmask : thread_sigmask();
+	sigroute_mask_change(0, gp->sigmask, false, true);
 	/* Linux threads inherit the creator's name. */
 	if (on_goroutine())
 		memcpy(gp->name, me->name, sizeof gp->name);
@@ -1092,6 +1107,7 @@ void go_exit(void *retval)
 	tls_exit();
 	keys_run_destructors(gp);
 	mutex_goexit(gp);
+	sigroute_mask_change(gp->sigmask, 0, true, false);
 	/* The last thread of a process whose main called pthread_exit
 	 * ends the process, as glibc's start_thread does. */
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
@@ -1108,6 +1124,7 @@ void main_goroutine_exit(void)
 
 	keys_run_destructors(gp);
 	mutex_goexit(gp);
+	sigroute_mask_change(gp->sigmask, 0, true, false);
 	atomic_store(&sched.main_exited, true);
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
 		exit(0);
@@ -1179,9 +1196,9 @@ static struct g *exitsyscall0(struct g *gp)
 		return mp->lockedg;
 	}
 	/* schedule() needs a P: wait for one like any idle M. */
-	idle_signals_block(mp);
-	while (!stopm(mp, -1))
-		;
+	do
+		idle_signals_block(mp);
+	while (!stopm(mp, -1));
 	return NULL;
 }
 
@@ -1397,6 +1414,7 @@ void sched_init(int32_t procs)
 	maing->status = G_RUNNING;
 	maing->sigmask = thread_sigmask();
 	m0->sigmask = maing->sigmask;
+	sigroute_mask_change(0, maing->sigmask, false, true);
 	maing->altstack = thread_altstack();
 	m0->altstack = maing->altstack;
 	memcpy(maing->name, sched.main_name, sizeof maing->name);

@@ -234,6 +234,9 @@ static inline bool on_goroutine(void)
 
 /* The kernel's signal mask of the calling thread. */
 uint64_t thread_sigmask(void);
+/* Wake every idle M without work, to sleep again with the idle mask as it
+ * is now. */
+void m_kick_idle(void);
 /* Set it, remembering it in mp->sigmask (no call if already so). */
 void m_set_sigmask(struct m *mp, uint64_t mask);
 /* The thread's sigaltstack, read back as the kernel keeps it. */
@@ -271,6 +274,19 @@ static inline int intr_end(bool restart_ok)
 	gp->intr_hit = false;
 	return restart_ok && gp->intr_restart ? ERESTART_CALL : EINTR;
 }
+
+/* ---- sigroute.c: the program's handlers; process signals ---- */
+int sigroute_sigaction(int sig, const struct sigaction *act,
+		       struct sigaction *old); /* 0 or errno */
+/* sysmon: hand the signals a runtime context took to goroutines. */
+void sigroute_run(void);
+/* gp now has mask: it takes kept signals it no longer blocks. */
+void sigroute_unblocked(struct g *gp, uint64_t mask);
+/* A live goroutine's mask changed (was/is: it counted before/after). */
+void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is);
+/* What an idle M blocks: what every goroutine blocks. */
+uint64_t sigroute_idle_mask(void);
+void sigroute_fork_child(struct g *gp);
 
 /* ---- runtime.c ---- */
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */

@@ -304,6 +304,7 @@ static void *sysmon_main(void *arg)
 			note_clear(&wake);
 		newm_start_pending();
 		sema_run_async(); /* units sem_post left for sleepers */
+		sigroute_run();	  /* signals an idle M took */
 
 		int64_t now = nanotime();
 		int retaken = 0;

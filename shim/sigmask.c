@@ -35,8 +35,10 @@ static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
 		uint64_t now = how == SIG_BLOCK ? prev | nset
 			       : how == SIG_UNBLOCK ? prev & ~nset
 						    : nset;
+		sigroute_mask_change(gp->sigmask, now, true, true);
 		gp->sigmask = now;
 		gp->m->sigmask = now;
+		sigroute_unblocked(gp, now);
 		if (atomic_load(&gp->sigpending) & ~now)
 			gsignal_deliver(gp);
 	}

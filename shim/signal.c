@@ -1,33 +1,42 @@
 /*
- * signal.c: the program's SIGURG. goshim's preemption signal is SIGURG
- * (as Go's), so the kernel's disposition for it is always goshim's
- * handler; the disposition the program sets, and reads back, is kept in
- * core/preempt.c, whose handler runs it for every SIGURG goshim did not
- * send. Every other signal, and SIGURG when preemption is off (GOSHIM_
- * DISABLE, a CPU without a trampoline), is the C library's business.
+ * signal.c: the program's signal dispositions. The kernel's disposition
+ * of a signal the program handles is goshim's handler, which runs the
+ * program's on the goroutine the kernel chose, or hands the signal to a
+ * goroutine when the kernel chose a thread that runs none (core/
+ * sigroute.c); SIGURG is also goshim's preemption signal (core/
+ * preempt.c). Either way the program sets, and reads back, its own.
+ * Before the runtime runs, or with it off, it is the C library's.
  *
  * glibc's signal() and sysv_signal() call its sigaction internally, out
  * of reach of interposing, so each is interposed with the flags glibc
  * gives it.
  */
-#include <dlfcn.h>
 #include <signal.h>
 #include "../core/preempt.h"
 #include "shim.h"
 
-static bool ours(int sig)
+/* The program's sigaction, through goshim: 0 or errno. */
+static int set_action(int sig, const struct sigaction *act,
+		      struct sigaction *old)
 {
-	return sig == SIGURG && shim_active() && preempt_on();
+	if (sig == SIGURG && preempt_on())
+		return preempt_sigaction(act, old);
+	return sigroute_sigaction(sig, act, old);
 }
 
 GOSHIM_EXPORT int sigaction(int sig, const struct sigaction *act,
 			    struct sigaction *old)
 {
-	if (!ours(sig)) {
+	if (!shim_active()) {
 		real_init();
 		return real.sigaction(sig, act, old);
 	}
-	return preempt_sigaction(act, old);
+	int err = set_action(sig, act, old);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
 
 static __sighandler_t set_handler(int sig, __sighandler_t h, int flags,
@@ -43,7 +52,8 @@ static __sighandler_t set_handler(int sig, __sighandler_t h, int flags,
 	sigemptyset(&act.sa_mask);
 	if (mask_self)
 		sigaddset(&act.sa_mask, sig);
-	preempt_sigaction(&act, &old);
+	if (sigaction(sig, &act, &old) != 0)
+		return SIG_ERR;
 	return old.sa_handler;
 }
 
@@ -51,14 +61,6 @@ static __sighandler_t set_handler(int sig, __sighandler_t h, int flags,
  * own handler. */
 GOSHIM_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
 {
-	static __sighandler_t (*fn)(int, __sighandler_t);
-
-	if (!ours(sig)) {
-		if (fn == NULL)
-			fn = (__sighandler_t(*)(int, __sighandler_t))dlsym(
-				RTLD_NEXT, "signal");
-		return fn(sig, h);
-	}
 	return set_handler(sig, h, SA_RESTART, true);
 }
 
@@ -71,14 +73,6 @@ GOSHIM_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t h)
  * on delivery, not masked, interrupting. */
 GOSHIM_EXPORT __sighandler_t sysv_signal(int sig, __sighandler_t h)
 {
-	static __sighandler_t (*fn)(int, __sighandler_t);
-
-	if (!ours(sig)) {
-		if (fn == NULL)
-			fn = (__sighandler_t(*)(int, __sighandler_t))dlsym(
-				RTLD_NEXT, "sysv_signal");
-		return fn(sig, h);
-	}
 	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, false);
 }
 

@@ -1,0 +1,321 @@
+/*
+ * sigroute.c: the program's signal handlers, and process signals that
+ * reach no goroutine.
+ *
+ * The kernel gives a process-directed signal to some thread that does not
+ * block it. Under goshim the threads are Ms, and a goroutine that waits
+ * for a signal (alarm() then a read; sem_wait until a handler posts) is
+ * parked, on no thread at all. So, as Go does, the runtime stands between
+ * the kernel and the program's handlers: sigaction records what the
+ * program asked for and installs the program's mask and flags with
+ * goshim's handler. On a goroutine that handler runs the program's at
+ * once (the kernel chose this thread: the goroutine does not block the
+ * signal). On a runtime context (an idle M, an M between goroutines) it
+ * only notes the signal and wakes sysmon, which takes no lock a signal
+ * could interrupt: sysmon gives it to a goroutine that does not block it,
+ * preferring one whose wait the signal interrupts (gsignal_send), or keeps
+ * it for the first goroutine that unblocks it.
+ *
+ * Idle Ms block exactly the signals every goroutine blocks (the AND of
+ * their masks, kept per distinct mask), so the kernel still keeps a
+ * signal pending when the whole program blocks it (sigwait threads), and
+ * a default action (SIGTERM's) still ends an idle process.
+ *
+ * SIGURG is preempt.c's. Default and ignored dispositions go to the
+ * kernel as they are.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include "preempt.h"
+#include "real.h"
+#include "runtime.h"
+#include "sys.h"
+
+#define NSIG_KERNEL 64
+#define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
+
+static uint64_t sigbit(int sig)
+{
+	return (uint64_t)1 << (sig - 1);
+}
+
+/* ---- the program's dispositions ----------------------------------------- */
+
+/* Read by the handler: a seqlock; writers hold lock and block every
+ * signal meanwhile, so a handler never waits for its own thread. */
+static struct {
+	struct spinlock lock;
+	_Atomic uint32_t seq;
+	_Atomic uint64_t known; /* entries read from the kernel or set */
+	struct sigaction act[NSIG_KERNEL + 1];
+} prog;
+
+static void prog_read(int sig, struct sigaction *out)
+{
+	for (;;) {
+		uint32_t s = atomic_load_explicit(&prog.seq,
+						  memory_order_acquire);
+		if (s & 1) {
+			arch_cpu_relax();
+			continue;
+		}
+		memcpy(out, &prog.act[sig], sizeof *out);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&prog.seq, memory_order_relaxed) == s)
+			return;
+	}
+}
+
+/* Under prog.lock, signals blocked. */
+static void prog_store(int sig, const struct sigaction *act)
+{
+	atomic_fetch_add_explicit(&prog.seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy(&prog.act[sig], act, sizeof *act);
+	atomic_fetch_add_explicit(&prog.seq, 1, memory_order_release);
+	atomic_fetch_or(&prog.known, sigbit(sig));
+}
+
+static bool is_handler(const struct sigaction *a)
+{
+	return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
+}
+
+static void sig_trampoline(int sig, siginfo_t *si, void *uc);
+
+int sigroute_sigaction(int sig, const struct sigaction *act,
+		       struct sigaction *old)
+{
+	uint64_t all = ~(uint64_t)0, saved;
+	struct sigaction cur, kact;
+	int err = 0;
+
+	if (sig < 1 || sig > NSIG_KERNEL)
+		return EINVAL; /* the kernel's answer, not a crash */
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, 8);
+	spin_lock(&prog.lock);
+	if (!(atomic_load(&prog.known) & sigbit(sig))) {
+		/* Set before goshim was asked (inherited, before start-up):
+		 * the kernel's is the program's. */
+		if (real.sigaction(sig, NULL, &cur) == 0)
+			prog_store(sig, &cur);
+	}
+	cur = prog.act[sig];
+	if (act) {
+		kact = *act;
+		if (is_handler(act)) {
+			kact.sa_sigaction = sig_trampoline;
+			kact.sa_flags = (act->sa_flags | SA_SIGINFO) &
+					~SA_RESETHAND;
+		}
+		if (real.sigaction(sig, &kact, NULL) != 0) {
+			err = errno;
+		} else {
+			/* Reported back as the kernel would: glibc's
+			 * restorer. */
+			real.sigaction(sig, NULL, &kact);
+			struct sigaction next = *act;
+#ifdef SA_RESTORER
+			next.sa_flags |= SA_RESTORER;
+			next.sa_restorer = kact.sa_restorer;
+#endif
+			prog_store(sig, &next);
+		}
+	}
+	spin_unlock(&prog.lock);
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, 8);
+	if (err == 0 && old)
+		*old = cur;
+	return err;
+}
+
+/* SA_RESETHAND, which the kernel cannot do for us: the next one is the
+ * default. */
+static void reset_to_default(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigroute_sigaction(sig, &dfl, NULL);
+}
+
+/* Run the program's handler here, on the goroutine (or thread) the
+ * kernel chose; the kernel already applied its mask and flags. */
+static void run_program_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a;
+
+	prog_read(sig, &a);
+	if (!is_handler(&a))
+		return; /* changed meanwhile: as if delivered just after */
+	if (a.sa_flags & SA_RESETHAND)
+		reset_to_default(sig);
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else
+		a.sa_handler(sig);
+}
+
+/* ---- routing ------------------------------------------------------------ */
+
+static _Atomic uint64_t routed;	/* noted by a runtime context */
+static _Atomic uint64_t unclaimed; /* no goroutine took it yet */
+
+/* A fault raised by the code that runs here, not a signal to route: its
+ * handler runs now, wherever that is (re-running the instruction first
+ * would only fault again). */
+static bool synchronous(int sig, const siginfo_t *si)
+{
+	return si->si_code > 0 &&
+	       (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
+		sig == SIGILL || sig == SIGTRAP || sig == SIGSYS);
+}
+
+static void sig_trampoline(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	struct g *gp = getg();
+
+	if (gp && gp->is_g0 && !synchronous(sig, si)) {
+		atomic_fetch_or(&routed, sigbit(sig));
+		sysmon_wake();
+	} else {
+		run_program_handler(sig, si, uc);
+	}
+	errno = saved;
+}
+
+/* A goroutine for sig: one parked in a wait the signal interrupts, else
+ * one that waits or runs; NULL if every one blocks it. allgs only grows
+ * at its head, so it is walked without its lock. */
+static struct g *route_target(int sig)
+{
+	struct g *best = NULL;
+
+	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
+	     gp; gp = gp->alllink) {
+		uint32_t st = atomic_load(&gp->status);
+		if (gp->is_g0 || st == G_IDLE || st == G_DEAD ||
+		    (gp->sigmask & sigbit(sig)))
+			continue;
+		if (st == G_WAITING && gp->intr_w)
+			return gp;
+		if (best == NULL)
+			best = gp;
+	}
+	return best;
+}
+
+void sigroute_run(void)
+{
+	uint64_t sigs = atomic_exchange(&routed, 0) |
+			atomic_exchange(&unclaimed, 0);
+
+	while (sigs) {
+		int sig = __builtin_ctzll(sigs) + 1;
+		sigs &= sigs - 1;
+		struct g *gp = route_target(sig);
+		if (gp == NULL || gsignal_send(gp, sig) != 0)
+			atomic_fetch_or(&unclaimed, sigbit(sig));
+	}
+}
+
+void sigroute_unblocked(struct g *gp, uint64_t mask)
+{
+	uint64_t mine = atomic_load(&unclaimed) & ~mask;
+
+	while (mine) {
+		int sig = __builtin_ctzll(mine) + 1;
+		mine &= mine - 1;
+		if (atomic_fetch_and(&unclaimed, ~sigbit(sig)) & sigbit(sig))
+			gsignal_send(gp, sig);
+	}
+}
+
+/* ---- what idle Ms block ------------------------------------------------- */
+
+/* Distinct goroutine masks and how many live goroutines have each. Almost
+ * every program has one or two. Past the table, idle Ms block everything
+ * (as before goshim knew better). */
+#define MASK_CLASSES 16
+static struct {
+	struct spinlock lock;
+	uint64_t mask[MASK_CLASSES];
+	int64_t count[MASK_CLASSES];
+	bool overflow;
+} classes;
+static _Atomic uint64_t idle_mask = ~SIG_GLIBC_INTERNAL;
+
+/* True if idle Ms must block more than they do. */
+static bool idle_mask_update(void)
+{
+	uint64_t and = ~(uint64_t)0;
+
+	for (int i = 0; i < MASK_CLASSES; i++)
+		if (classes.count[i] > 0)
+			and &= classes.mask[i];
+	if (classes.overflow)
+		and = ~(uint64_t)0;
+	and &= ~SIG_GLIBC_INTERNAL;
+	uint64_t old = atomic_exchange(&idle_mask, and);
+	return (and & ~old) != 0;
+}
+
+/* Count n more goroutines with mask; true if idle Ms must block more. */
+static bool class_add(uint64_t mask, int64_t n)
+{
+	int free_slot = -1;
+
+	for (int i = 0; i < MASK_CLASSES; i++) {
+		if (classes.count[i] > 0 && classes.mask[i] == mask) {
+			classes.count[i] += n;
+			return classes.count[i] == 0 && idle_mask_update();
+		}
+		if (classes.count[i] <= 0 && free_slot < 0)
+			free_slot = i;
+	}
+	if (n < 0)
+		return false; /* counted before the table overflowed */
+	if (free_slot < 0) {
+		classes.overflow = true;
+	} else {
+		classes.mask[free_slot] = mask;
+		classes.count[free_slot] = n;
+	}
+	return idle_mask_update();
+}
+
+void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is)
+{
+	bool more = false;
+
+	if (was && is && from == to)
+		return;
+	spin_lock(&classes.lock);
+	if (was)
+		more |= class_add(from, -1);
+	if (is)
+		more |= class_add(to, 1);
+	spin_unlock(&classes.lock);
+	/* Idle Ms sleep with the old mask: a signal every goroutine now
+	 * blocks must not reach them (its default action would end the
+	 * process). */
+	if (more && runtime_running)
+		m_kick_idle();
+}
+
+uint64_t sigroute_idle_mask(void)
+{
+	return atomic_load_explicit(&idle_mask, memory_order_relaxed);
+}
+
+void sigroute_fork_child(struct g *gp)
+{
+	memset(&classes, 0, sizeof classes);
+	atomic_store(&prog.lock.v, 0);
+	atomic_store(&routed, 0);
+	atomic_store(&unclaimed, 0);
+	if (gp)
+		class_add(gp->sigmask, 1);
+	else
+		idle_mask_update();
+}
