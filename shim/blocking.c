@@ -16,6 +16,7 @@
 #include <sys/msg.h>
 #include <sys/resource.h>
 #include <sys/sem.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "shim.h"
@@ -56,6 +57,54 @@ BLOCKING(int, semtimedop,
 	 (id, ops, n, t))
 BLOCKING(int, pause, (void), ())
 BLOCKING(int, creat, (const char *path, mode_t mode), (path, mode))
+/* Positioned I/O is for files and devices (pipes and sockets say ESPIPE):
+ * the disk may take its time. */
+BLOCKING(ssize_t, pread, (int fd, void *b, size_t n, off_t o), (fd, b, n, o))
+BLOCKING(ssize_t, pread64, (int fd, void *b, size_t n, off64_t o),
+	 (fd, b, n, o))
+BLOCKING(ssize_t, pwrite, (int fd, const void *b, size_t n, off_t o),
+	 (fd, b, n, o))
+BLOCKING(ssize_t, pwrite64, (int fd, const void *b, size_t n, off64_t o),
+	 (fd, b, n, o))
+BLOCKING(ssize_t, preadv, (int fd, const struct iovec *v, int n, off_t o),
+	 (fd, v, n, o))
+BLOCKING(ssize_t, preadv64,
+	 (int fd, const struct iovec *v, int n, off64_t o), (fd, v, n, o))
+BLOCKING(ssize_t, pwritev, (int fd, const struct iovec *v, int n, off_t o),
+	 (fd, v, n, o))
+BLOCKING(ssize_t, pwritev64,
+	 (int fd, const struct iovec *v, int n, off64_t o), (fd, v, n, o))
+BLOCKING(ssize_t, preadv2,
+	 (int fd, const struct iovec *v, int n, off_t o, int fl),
+	 (fd, v, n, o, fl))
+BLOCKING(ssize_t, preadv64v2,
+	 (int fd, const struct iovec *v, int n, off64_t o, int fl),
+	 (fd, v, n, o, fl))
+BLOCKING(ssize_t, pwritev2,
+	 (int fd, const struct iovec *v, int n, off_t o, int fl),
+	 (fd, v, n, o, fl))
+BLOCKING(ssize_t, pwritev64v2,
+	 (int fd, const struct iovec *v, int n, off64_t o, int fl),
+	 (fd, v, n, o, fl))
+
+/* _FORTIFY_SOURCE's forms: glibc's would call its own pread directly. */
+void __chk_fail(void) __attribute__((noreturn));
+
+GOSHIM_EXPORT ssize_t __pread_chk(int fd, void *b, size_t n, off_t o,
+				  size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return pread(fd, b, n, o);
+}
+
+GOSHIM_EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t o,
+				    size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return pread64(fd, b, n, o);
+}
 
 /* open may block (a FIFO waits for its other end, NFS, FUSE). glibc's
  * open is openat(AT_FDCWD, ...), so both take the same path here. */
