@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gomaxprocs.h"
 #include "mutex.h"
 #include "netpoll.h"
 #include "real.h"
@@ -40,7 +41,8 @@
 
 struct sched sched;
 struct p **allp;
-int32_t gomaxprocs;
+_Atomic int32_t allp_len;
+_Atomic int32_t gomaxprocs;
 __thread struct g *g_current;
 
 typedef struct g *(*mcall_fn)(struct g *);
@@ -74,10 +76,18 @@ static struct p *pidleget(void)
 	return pp;
 }
 
+static void p_bury(struct p *pp);
+static void p_drain(struct p *pp);
+static struct g *p_retire(struct m *mp, struct g *gp);
+
 static void pidleput(struct p *pp)
 {
 	if (!runqempty(pp))
 		runtime_throw("pidleput: P has non-empty run queue");
+	if (atomic_load(&pp->dying)) {
+		p_bury(pp);
+		return;
+	}
 	pp->link = sched.pidle;
 	sched.pidle = pp;
 	atomic_fetch_add(&sched.npidle, 1);
@@ -583,6 +593,11 @@ static void schedule(struct m *mp)
 			if (mp->p == NULL)
 				gp = exitsyscall0(gp);
 		}
+		if (__builtin_expect(atomic_load_explicit(&mp->p->dying,
+							  memory_order_relaxed),
+				     0) &&
+		    !mp->lockedg)
+			gp = p_retire(mp, gp);
 		if (gp == NULL && mp->lockedg) {
 			/* A wired M runs its goroutine only. */
 			stoplockedm(mp);
@@ -1249,6 +1264,16 @@ static void handoffp(struct p *pp)
 {
 	int32_t zero = 0;
 
+	if (atomic_load(&pp->dying)) {
+		p_drain(pp);
+		rlock_lock(&sched.lock);
+		pidleput(pp); /* buries it, unless procresize revived it */
+		rlock_unlock(&sched.lock);
+		if (atomic_load(&sched.runqsize) > 0)
+			wakep();
+		return;
+	}
+
 	if (!runqempty(pp) || atomic_load(&sched.runqsize) > 0) {
 		startm(pp, false);
 		return;
@@ -1284,8 +1309,9 @@ bool retake_syscall_p(struct p *pp, int64_t now)
 
 	if (atomic_load(&pp->status) != P_SYSCALL)
 		return false;
-	/* A new syscall since the last look: give it a full tick. */
-	if (pp->sysmon_syscalltick != tick) {
+	/* A new syscall since the last look: give it a full tick (a P past
+	 * GOMAXPROCS goes at once). */
+	if (pp->sysmon_syscalltick != tick && !atomic_load(&pp->dying)) {
 		pp->sysmon_syscalltick = tick;
 		pp->sysmon_syscallwhen = now;
 		return false;
@@ -1294,13 +1320,144 @@ bool retake_syscall_p(struct p *pp, int64_t now)
 	 * not for more than 10 ms. */
 	if (runqempty(pp) && atomic_load(&sched.runqsize) == 0 &&
 	    atomic_load(&sched.nmspinning) + atomic_load(&sched.npidle) > 0 &&
-	    pp->sysmon_syscallwhen + 10000000 > now)
+	    pp->sysmon_syscallwhen + 10000000 > now &&
+	    !atomic_load(&pp->dying))
 		return false;
 	if (!atomic_compare_exchange_strong(&pp->status, &st, P_IDLE))
 		return false;
 	atomic_fetch_add(&pp->syscalltick, 1);
 	handoffp(pp);
 	return true;
+}
+
+/* ---- resizing the P set ------------------------------------------------- */
+
+/*
+ * GOMAXPROCS follows its inputs (affinity, CPU quota) while the program
+ * runs, as in Go 1.25; there is no stop-the-world here, so a P past the
+ * new count is marked dying and given up by whoever holds it at its next
+ * chance: an idle one at once, a running one when its M next schedules
+ * (its goroutine is asked to yield), one in a system call when sysmon
+ * retakes it. Its goroutines go to the global queue; the P struct stays
+ * (P_DEAD) for a later growth, and allp never moves, so readers need no
+ * lock.
+ */
+
+/* pp's goroutines and free Gs to the global lists (pp held, or sched.lock
+ * held and pp idle). */
+static void p_drain(struct p *pp)
+{
+	struct g *gp;
+	bool inherit;
+
+	while ((gp = runqget(pp, &inherit)) != NULL) {
+		rlock_lock(&sched.lock);
+		globrunqput(gp);
+		rlock_unlock(&sched.lock);
+	}
+	rlock_lock(&sched.gflock);
+	while ((gp = pp->gfree) != NULL) {
+		pp->gfree = gp->schedlink;
+		pp->ngfree--;
+		gfput_global(gp);
+	}
+	rlock_unlock(&sched.gflock);
+}
+
+/* sched.lock held; pp released, drained. */
+static void p_bury(struct p *pp)
+{
+	struct g *gp;
+
+	/* Free Gs that came back since the drain. */
+	rlock_lock(&sched.gflock);
+	while ((gp = pp->gfree) != NULL) {
+		pp->gfree = gp->schedlink;
+		pp->ngfree--;
+		gfput_global(gp);
+	}
+	rlock_unlock(&sched.gflock);
+	atomic_store(&pp->status, P_DEAD);
+}
+
+/* schedule(): this M's P is dying: give it up and find another. gp (if
+ * any) is the goroutine it was about to run. */
+static struct g *p_retire(struct m *mp, struct g *gp)
+{
+	struct p *pp = mp->p;
+
+	if (gp) {
+		atomic_store(&gp->status, G_RUNNABLE);
+		rlock_lock(&sched.lock);
+		globrunqput(gp);
+		rlock_unlock(&sched.lock);
+	}
+	p_drain(pp);
+	rlock_lock(&sched.lock);
+	releasep(mp);
+	pidleput(pp); /* buries it, unless procresize revived it */
+	struct p *np = pidleget();
+	rlock_unlock(&sched.lock);
+	if (np) {
+		acquirep(mp, np);
+		return NULL;
+	}
+	do
+		idle_signals_block(mp);
+	while (!stopm(mp, -1));
+	return NULL;
+}
+
+void procresize(int32_t n)
+{
+	int32_t cur = atomic_load(&gomaxprocs);
+
+	if (n < 1 || n > GOMAXPROCS_MAX || n == cur)
+		return;
+	if (n > cur) {
+		for (int32_t i = cur; i < n; i++) {
+			struct p *pp = allp[i];
+			if (pp == NULL) {
+				pp = calloc(1, sizeof *pp);
+				if (pp == NULL)
+					return; /* stay as we are */
+				pp->id = i;
+				pp->status = P_DEAD;
+				__atomic_store_n(&allp[i], pp,
+						 __ATOMIC_RELEASE);
+				atomic_store(&allp_len, i + 1);
+			}
+			rlock_lock(&sched.lock);
+			atomic_store(&pp->dying, false);
+			if (atomic_load(&pp->status) == P_DEAD) {
+				pp->status = P_IDLE;
+				pidleput(pp);
+			}
+			rlock_unlock(&sched.lock);
+			atomic_store(&gomaxprocs, i + 1);
+		}
+		wakep();
+		return;
+	}
+	atomic_store(&gomaxprocs, n);
+	rlock_lock(&sched.lock);
+	for (int32_t i = n; i < cur; i++) {
+		struct p *pp = allp[i];
+		struct p **link = &sched.pidle;
+		atomic_store(&pp->dying, true);
+		while (*link && *link != pp)
+			link = &(*link)->link;
+		if (*link) {
+			/* Idle: gone now. */
+			*link = pp->link;
+			atomic_fetch_sub(&sched.npidle, 1);
+			p_bury(pp);
+		} else if (pp->m && pp->m->curg) {
+			/* Its goroutine yields soon (preemption). */
+			atomic_store(&pp->m->curg->preempt, true);
+		}
+	}
+	rlock_unlock(&sched.lock);
 }
 
 /* ---- start-up ----------------------------------------------------------- */
@@ -1331,11 +1488,11 @@ void sched_fork_child(struct g *gp)
 	atomic_store(&sched.goidgen, goidgen);
 	sched.mnext = mnext;
 	memcpy(sched.main_name, name, sizeof name);
-	for (int32_t i = 0; i < gomaxprocs; i++) {
+	for (int32_t i = 0; i < allp_len; i++) {
 		struct p *pp = allp[i];
 		memset(pp, 0, sizeof *pp);
 		pp->id = i;
-		pp->status = P_IDLE;
+		pp->status = i < gomaxprocs ? P_IDLE : P_DEAD;
 	}
 	for (int32_t i = gomaxprocs - 1; i > (mp ? 0 : -1); i--)
 		pidleput(allp[i]);
@@ -1379,7 +1536,8 @@ void sched_init(int32_t procs)
 	int err;
 
 	gomaxprocs = procs;
-	allp = calloc((size_t)procs, sizeof *allp);
+	allp_len = procs;
+	allp = calloc(GOMAXPROCS_MAX, sizeof *allp);
 	if (!allp)
 		runtime_throw("sched_init: out of memory");
 	for (int32_t i = 0; i < procs; i++) {

@@ -184,9 +184,14 @@ struct p {
 
 	struct g *gfree; /* dead Gs with their stacks, for reuse */
 	int32_t ngfree;
+
+	/* Past GOMAXPROCS after a resize: whoever holds it gives it up at
+	 * the next chance (procresize). */
+	_Atomic bool dying;
 };
 
-enum { P_IDLE, P_RUNNING, P_SYSCALL };
+/* P_DEAD: past GOMAXPROCS, given up; procresize may bring it back. */
+enum { P_IDLE, P_RUNNING, P_SYSCALL, P_DEAD };
 
 /* Global scheduler state, guarded by sched.lock unless atomic. */
 struct sched {
@@ -218,8 +223,9 @@ struct sched {
 };
 
 extern struct sched sched;
-extern struct p **allp;
-extern int32_t gomaxprocs;
+extern struct p **allp;	       /* GOMAXPROCS_MAX slots */
+extern _Atomic int32_t allp_len; /* Ps ever made (live, dying, dead) */
+extern _Atomic int32_t gomaxprocs;
 
 /* The current G; NULL on threads the runtime did not create. */
 extern __thread struct g *g_current;
@@ -366,6 +372,8 @@ void notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
 int notify_wake_granted(const void *wait, uint32_t notify, int n);
 
 void sched_init(int32_t procs);
+/* sysmon: GOMAXPROCS becomes n (its inputs changed). */
+void procresize(int32_t n);
 
 /* ---- fork.c: the child of fork keeps the calling goroutine (see fork.c)
  * pthread_atfork hooks: last before the fork, first after it. */

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gomaxprocs.h"
 #include "netpoll.h"
 #include "preempt.h"
 #include "real.h"
@@ -50,6 +51,18 @@
 #define TIMER_LATE_NS 1000000	  /* an overdue timer nobody ran */
 
 static struct note wake;
+
+/* Go 1.25: GOMAXPROCS follows the CPU affinity and the cgroup quota,
+ * read again every second, unless the environment sets it. */
+static void gomaxprocs_follow(int64_t now)
+{
+	static int64_t last;
+
+	if (now - last < 1000000000 || getenv("GOMAXPROCS"))
+		return;
+	last = now;
+	procresize(gomaxprocs_compute());
+}
 static _Atomic bool running;
 
 void sysmon_wake(void)
@@ -309,7 +322,9 @@ static void *sysmon_main(void *arg)
 		int64_t now = nanotime();
 		int retaken = 0;
 		next = INT64_MAX;
-		for (int32_t i = 0; i < gomaxprocs; i++) {
+		/* Past GOMAXPROCS too: a dying P in a syscall is taken at
+		 * once (procresize). */
+		for (int32_t i = 0; i < allp_len; i++) {
 			struct p *pp = allp[i];
 			if (retake_syscall_p(pp, now))
 				retaken++;
@@ -334,6 +349,7 @@ static void *sysmon_main(void *arg)
 			netpoll_check();
 		}
 		preempt_refresh_text(now);
+		gomaxprocs_follow(now);
 		idle = retaken ? 0 : idle + 1;
 	}
 	return NULL;
