@@ -105,9 +105,13 @@ struct g {
 	bool intr_restart;
 	struct waiter *intr_w; /* jlock-guarded */
 
-	/* Wired to an M (wire.h): its own thread values, jlock-guarded. */
+	/* Wired to an M (wire.h): its own thread values, jlock-guarded, and
+	 * the process-shared locks it holds (its TCB then has the M's tid;
+	 * own_tid is its own meanwhile). */
 	struct m *lockedm;
 	struct thread_attrs *attrs;
+	int32_t pshared_holds;
+	pid_t own_tid;
 
 	/* sysmon asked it to yield (ran past its slice): checked where it
 	 * enters the runtime; cleared when it is scheduled */
@@ -138,6 +142,7 @@ struct m {
 	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
 	stack_t altstack;  /* the thread's sigaltstack now */
 	struct g *lockedg; /* the goroutine wired to it, if any */
+	void *robust_prev; /* its robust list, while lockedg's is the kernel's */
 
 	/* Who may touch p (see MP_* below): sysmon takes the P of an M
 	 * blocked in the kernel in user code only by moving this from

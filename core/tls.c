@@ -123,6 +123,11 @@ ptrdiff_t tls_g_offset(void)
 	return off_g_current;
 }
 
+void *tls_robust_head(void *tcb)
+{
+	return (char *)tcb + OFF_ROBUST_HEAD;
+}
+
 pid_t tls_fake_tid(void)
 {
 	/* Above PID_MAX_LIMIT (2^22): never a real tid, never 0. */

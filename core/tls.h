@@ -66,6 +66,14 @@ static inline pid_t tls_tid(void *tcb)
 	return *(pid_t *)((char *)tcb + tls_off_tid);
 }
 
+static inline void tls_set_tid(void *tcb, pid_t tid)
+{
+	*(pid_t *)((char *)tcb + tls_off_tid) = tid;
+}
+
+/* The TCB's robust mutex list head (glibc's, for set_robust_list). */
+void *tls_robust_head(void *tcb);
+
 /* After dlopen: initialise modules placed in static TLS in every
  * goroutine's TCB (ld.so only knows its own threads). */
 void tls_after_dlopen(void);

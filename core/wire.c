@@ -15,7 +15,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <linux/capability.h>
+#include <linux/futex.h>
 #include "sys.h"
+#include "tls.h"
 #include "wire.h"
 
 #define MASK_MAX_BYTES 8192 /* CONFIG_NR_CPUS at most 8192... bits */
@@ -143,7 +145,7 @@ static void settle(struct g *gp)
 		free(a);
 		gp->attrs = NULL;
 	}
-	if (gp->attrs == NULL && gp->lockedm) {
+	if (gp->attrs == NULL && gp->pshared_holds == 0 && gp->lockedm) {
 		gp->lockedm->lockedg = NULL;
 		gp->lockedm = NULL;
 	}
@@ -340,6 +342,85 @@ int wire_get_nice(struct g *gp)
 	return nice;
 }
 
+/* ---- process-shared locks ---- */
+
+#define FUTEX_TID_BITS 0x3fffffffu
+#define FUTEX_OWNER_DIED_BIT 0x40000000u
+#define FUTEX_WAITERS_BIT 0x80000000u
+
+void wire_hold(void)
+{
+	struct g *gp = getg();
+	struct m *mp = gp->m;
+	size_t len;
+
+	if (gp->pshared_holds++ > 0)
+		return;
+	spin_lock(&gp->jlock);
+	if (gp->lockedm == NULL) {
+		gp->lockedm = mp;
+		mp->lockedg = gp;
+	}
+	spin_unlock(&gp->jlock);
+	gp->own_tid = tls_tid(gp->tcb);
+	tls_set_tid(gp->tcb, mp->tid);
+	SYS3(SYS_get_robust_list, 0, &mp->robust_prev, &len);
+	SYS2(SYS_set_robust_list, tls_robust_head(gp->tcb), len);
+}
+
+static void unhold(struct g *gp, struct m *mp)
+{
+	size_t len;
+	void *head;
+
+	SYS3(SYS_get_robust_list, 0, &head, &len);
+	SYS2(SYS_set_robust_list, mp->robust_prev, len);
+	tls_set_tid(gp->tcb, gp->own_tid);
+}
+
+void wire_drop(void)
+{
+	struct g *gp = getg();
+
+	if (gp->pshared_holds <= 0 || --gp->pshared_holds > 0)
+		return;
+	unhold(gp, gp->m);
+	spin_lock(&gp->jlock);
+	settle(gp);
+	spin_unlock(&gp->jlock);
+}
+
+/*
+ * The goroutine ends holding robust process-shared mutexes: what the
+ * kernel does when a thread dies (its exit_robust_list): each one it owns
+ * is marked owner-died and a waiter woken, so the next locker, in this
+ * process or another, gets EOWNERDEAD.
+ */
+static void robust_died(struct g *gp, pid_t tid)
+{
+	struct robust_list_head *h = tls_robust_head(gp->tcb);
+	struct robust_list *e = h->list.next;
+
+	for (int n = 0; e != &h->list && n < 2048; n++) {
+		struct robust_list *next = e->next;
+		/* bit 0 marks a PI futex: the kernel owns its state */
+		if (!((uintptr_t)e & 1)) {
+			_Atomic uint32_t *f = (_Atomic uint32_t *)
+				((char *)e + h->futex_offset);
+			uint32_t v = atomic_load(f);
+			while ((v & FUTEX_TID_BITS) == (uint32_t)tid &&
+			       !atomic_compare_exchange_weak(
+				       f, &v,
+				       (v & FUTEX_WAITERS_BIT) |
+					       FUTEX_OWNER_DIED_BIT))
+				;
+			if ((v & FUTEX_TID_BITS) == (uint32_t)tid)
+				SYS3(SYS_futex, f, FUTEX_WAKE, 1);
+		}
+		e = (struct robust_list *)((uintptr_t)next & ~(uintptr_t)1);
+	}
+}
+
 /* ---- creation, running, ending ---- */
 
 struct thread_attrs *wire_inherit(struct g *creator)
@@ -434,6 +515,12 @@ void wire_adopt(struct m *mp, struct g *gp)
 bool wire_release(struct m *mp, struct g *gp)
 {
 	bool ok = true;
+
+	if (gp->pshared_holds > 0) {
+		robust_died(gp, mp->tid);
+		unhold(gp, mp);
+		gp->pshared_holds = 0;
+	}
 
 	spin_lock(&gp->jlock);
 	struct thread_attrs *a = gp->attrs;

@@ -49,6 +49,18 @@ int wire_explicit_sched(struct thread_attrs **a, int policy, int priority);
 /* The same for an affinity the attr carries (EINVAL: no usable CPU). */
 int wire_explicit_mask(struct thread_attrs **a, size_t len, const void *mask);
 
+/*
+ * Around a process-shared lock (DESIGN invariant 5): the owner the kernel
+ * and other processes see is a thread, so from the first such lock taken
+ * to the last released the goroutine stays wired to its M, its TCB holds
+ * the M's real tid (a PI futex needs it) and its robust list is the one
+ * the kernel walks when the thread dies (EOWNERDEAD in the other process).
+ * wire_hold before taking one; wire_drop after releasing it, or when the
+ * take failed.
+ */
+void wire_hold(void);
+void wire_drop(void);
+
 /* proc.c: a goroutine with values waiting is about to run on mp. */
 void wire_adopt(struct m *mp, struct g *gp);
 /* proc.c, on g0: the wired gp has ended; false if mp's thread could not

@@ -4,11 +4,11 @@
  * Every mutex call lands here; a process-shared mutex, or any mutex while
  * the runtime is off, is glibc's. Process-shared mutexes must work across
  * processes, so their waits block the OS thread, but not the P: after a
- * failed try the wait runs under entersyscall (mutex_real_lock). A robust
- * one is not recovered when its owner process dies while a goroutine
- * holds it (the kernel follows only the M's robust list), and a
- * priority-inheritance one needs a real tid, which a goroutine does not
- * have.
+ * failed try the wait runs under entersyscall (mutex_real_lock). While a
+ * goroutine holds a robust or priority-inheritance one it is wired to its
+ * M with the M's tid and robust list (wire_hold): a PI futex names a real
+ * thread, and a robust one is marked owner-died when that thread, or the
+ * goroutine, ends.
  *
  * Priority protection (PTHREAD_PRIO_PROTECT) keeps its ceiling, but a
  * goroutine's priority means nothing to the kernel: such mutexes lock as
@@ -18,11 +18,42 @@
 #include <errno.h>
 #include <pthread.h>
 #include "../core/mutex.h"
+#include "../core/wire.h"
 #include "shim.h"
+
+/* glibc's __kind flags (nptl/pthreadP.h). */
+#define PTHREAD_MUTEX_ROBUST_NORMAL_NP_BIT 16
+#define PTHREAD_MUTEX_PRIO_INHERIT_NP_BIT 32
 
 static bool ours(const pthread_mutex_t *m)
 {
 	return shim_active() && mutex_is_ours(m);
+}
+
+/* A process-shared (glibc's) mutex taken by a goroutine, of a kind whose
+ * owner must be a real thread: robust or priority-inheritance (glibc's
+ * kind bits; a plain one only needs a tid that stays the goroutine's). */
+static bool pshared_needs_thread(const pthread_mutex_t *m)
+{
+	return shim_active() && on_goroutine() &&
+	       (m->__data.__kind & (PTHREAD_MUTEX_ROBUST_NORMAL_NP_BIT |
+				    PTHREAD_MUTEX_PRIO_INHERIT_NP_BIT));
+}
+
+/* glibc's lock of a process-shared mutex, the caller wired meanwhile. */
+static int pshared_lock(pthread_mutex_t *m, bool try, bool clocked,
+			clockid_t clk, const struct timespec *abstime)
+{
+	bool hold = pshared_needs_thread(m);
+	int err;
+
+	if (hold)
+		wire_hold();
+	err = try ? real.pthread_mutex_trylock(m)
+		  : mutex_real_lock(m, clocked, clk, abstime);
+	if (hold && err != 0 && err != EOWNERDEAD)
+		wire_drop();
+	return err;
 }
 
 GOSHIM_EXPORT int pthread_mutex_init(pthread_mutex_t *m,
@@ -59,7 +90,7 @@ GOSHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	int err;
 
 	if (!ours(m))
-		return mutex_real_lock(m, false, 0, NULL);
+		return pshared_lock(m, false, false, 0, NULL);
 	err = mutex_lock(m, false);
 	return err == EBUSY ? mutex_lock_wait(m, -1) : err;
 }
@@ -67,7 +98,7 @@ GOSHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 GOSHIM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	if (!ours(m))
-		return real.pthread_mutex_trylock(m);
+		return pshared_lock(m, true, false, 0, NULL);
 	return mutex_lock(m, true);
 }
 
@@ -91,7 +122,7 @@ GOSHIM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
 					  const struct timespec *abstime)
 {
 	if (!ours(m))
-		return mutex_real_lock(m, false, 0, abstime);
+		return pshared_lock(m, false, false, 0, abstime);
 	return clocklock(m, CLOCK_REALTIME, abstime);
 }
 
@@ -102,14 +133,19 @@ GOSHIM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
 		return EINVAL;
 	if (!ours(m))
-		return mutex_real_lock(m, true, clk, abstime);
+		return pshared_lock(m, false, true, clk, abstime);
 	return clocklock(m, clk, abstime);
 }
 
 GOSHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	if (!ours(m))
-		return real.pthread_mutex_unlock(m);
+	if (!ours(m)) {
+		bool held = pshared_needs_thread(m);
+		int err = real.pthread_mutex_unlock(m);
+		if (err == 0 && held)
+			wire_drop();
+		return err;
+	}
 	return mutex_unlock(m);
 }
 
