@@ -34,11 +34,15 @@ enum gstatus {
 	G_DEAD,     /* exited; waiting to be joined or reused */
 	G_SYSCALL,  /* in a system call, on an M without a P */
 };
+/* Or'ed into a waiting or runnable G's status while a goroutine dump reads
+ * its stack (traceback.c): goready and execute wait until it is cleared. */
+#define G_SCAN 0x100u
 
 struct m;
 struct p;
 struct waiter;
 struct mutex_link;
+struct trace_buf;
 
 /* Per-G pthread key values, seq-tagged so that a value set under a deleted
  * key is never returned for a new key. */
@@ -126,6 +130,7 @@ struct m {
 	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
 	stack_t altstack;  /* the thread's sigaltstack now */
 	struct g *lockedg; /* the goroutine wired to it, if any */
+	struct trace_buf *trace; /* its GOSHIM_TRACE events (trace.c) */
 };
 
 struct p {

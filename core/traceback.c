@@ -1,0 +1,249 @@
+/*
+ * traceback.c: the goroutine dump, as Go's traceback prints it:
+ *
+ *   goroutine 7 [cond wait, 3 minutes]:
+ *   pthread_cond_wait+0x7d
+ *   	/path/libgoshim.so +0x9a3d
+ *   waiter_fn+0x2b
+ *   	/path/prog +0x1264
+ *
+ * A goroutine that is not running is its saved context (arch_ctx): the
+ * stack pointer below which arch_switch pushed the callee-saved registers
+ * and its return address. Those registers are all an unwinder needs to
+ * start, so the backtrace comes from libunwind with a context built from
+ * them. libunwind is dlopen'ed with RTLD_LOCAL on the first dump, never
+ * linked: it exports _Unwind_* and, preloaded, would take C++ exception
+ * unwinding over from libgcc_s in the host program.
+ *
+ * The world is not stopped. A parked or runnable goroutine is held while
+ * its stack is read: G_SCAN or'ed into its status, which goready and
+ * execute wait out (Go's _Gscan), so it cannot run (or exit and give its
+ * stack back) meanwhile. A running goroutine is shown as running; only
+ * the one doing the dump has its own stack unwound. allgs is read without
+ * its lock (Gs are only ever pushed at its head), so a dump can be taken
+ * whatever locks the interrupted code holds.
+ */
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucontext.h>
+#include "debug.h"
+#include "runtime.h"
+#include "sys.h"
+
+#define MAX_FRAMES 64
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* libunwind's local-unwinding entry points, by their real names (the
+ * header maps unw_step to _ULx86_64_step and so on). */
+static struct {
+	__typeof__(&unw_init_local) init_local;
+	__typeof__(&unw_step) step;
+	__typeof__(&unw_get_reg) get_reg;
+	__typeof__(&unw_get_proc_name) get_proc_name;
+} unw;
+static _Atomic int unw_state; /* 0 not tried, 1 loaded, -1 unavailable */
+static char unw_error[160];
+
+static void say(const char *s)
+{
+	sys_write(2, s, strlen(s));
+}
+
+static void sayf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sayf(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
+							 : sizeof buf - 1);
+}
+
+static bool unw_load(void)
+{
+	int st = atomic_load(&unw_state);
+	if (st)
+		return st > 0;
+	void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
+	if (h) {
+		unw.init_local = (__typeof__(unw.init_local))dlsym(
+			h, STR(unw_init_local));
+		unw.step = (__typeof__(unw.step))dlsym(h, STR(unw_step));
+		unw.get_reg = (__typeof__(unw.get_reg))dlsym(h,
+							   STR(unw_get_reg));
+		unw.get_proc_name = (__typeof__(unw.get_proc_name))dlsym(
+			h, STR(unw_get_proc_name));
+	}
+	if (!h)
+		snprintf(unw_error, sizeof unw_error,
+			 "no backtraces: cannot load libunwind.so.8 (%s); "
+			 "install libunwind8", dlerror());
+	else if (!unw.init_local || !unw.step || !unw.get_reg ||
+		 !unw.get_proc_name)
+		snprintf(unw_error, sizeof unw_error,
+			 "no backtraces: libunwind.so.8 lacks %s",
+			 STR(unw_init_local));
+	st = unw_error[0] ? -1 : 1;
+	atomic_store(&unw_state, st);
+	return st > 0;
+}
+
+/* The registers arch_switch saved (see arch/ * /switch.S), as the
+ * context the unwinder starts from: it resumes where arch_switch would
+ * return to. */
+static void ctx_to_ucontext(const struct arch_ctx *ctx, ucontext_t *uc)
+{
+	const uint64_t *sp = ctx->sp;
+
+	memset(uc, 0, sizeof *uc);
+#if defined(__x86_64__)
+	/* sp[0] FP control, then r15 r14 r13 r12 rbx rbp, return address */
+	greg_t *r = uc->uc_mcontext.gregs;
+	r[REG_R15] = (greg_t)sp[1];
+	r[REG_R14] = (greg_t)sp[2];
+	r[REG_R13] = (greg_t)sp[3];
+	r[REG_R12] = (greg_t)sp[4];
+	r[REG_RBX] = (greg_t)sp[5];
+	r[REG_RBP] = (greg_t)sp[6];
+	r[REG_RIP] = (greg_t)sp[7];
+	r[REG_RSP] = (greg_t)(uintptr_t)(sp + 8);
+#elif defined(__aarch64__)
+	/* x19..x30 in the first 96 bytes of a 176-byte frame */
+	for (int i = 0; i < 12; i++)
+		uc->uc_mcontext.regs[19 + i] = sp[i];
+	uc->uc_mcontext.pc = sp[11];
+	uc->uc_mcontext.sp = (uint64_t)(uintptr_t)sp + 176;
+#else
+#error "goshim: traceback: unsupported CPU"
+#endif
+}
+
+/* skip: frames of the dump itself, not shown */
+static void print_frames(unw_cursor_t *cur, int skip)
+{
+	for (int i = 0; i < skip; i++)
+		if (unw.step(cur) <= 0)
+			return;
+	for (int i = 0; i < MAX_FRAMES; i++) {
+		unw_word_t ip = 0, off = 0;
+		char name[128];
+		Dl_info info;
+
+		if (unw.get_reg(cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+			return;
+		if (unw.get_proc_name(cur, name, sizeof name, &off) < 0)
+			snprintf(name, sizeof name, "?");
+		/* ip - 1: a return address may be the first byte of the next
+		 * function (after a noreturn call). */
+		if (dladdr((void *)(uintptr_t)(ip - (i + skip > 0)), &info) &&
+		    info.dli_fname)
+			sayf("%s+0x%lx\n\t%s +0x%lx\n", name, (unsigned long)off,
+			     info.dli_fname,
+			     (unsigned long)(ip - (uintptr_t)info.dli_fbase));
+		else
+			sayf("%s+0x%lx\n\t? pc=0x%lx\n", name,
+			     (unsigned long)off, (unsigned long)ip);
+		if (unw.step(cur) <= 0)
+			return;
+	}
+	say("...additional frames elided...\n");
+}
+
+static void backtrace_saved(const struct g *gp)
+{
+	ucontext_t uc;
+	unw_cursor_t cur;
+
+	ctx_to_ucontext(&gp->ctx, &uc);
+	if (unw.init_local(&cur, &uc) < 0) {
+		say("\tcannot unwind from the saved registers\n");
+		return;
+	}
+	print_frames(&cur, 0);
+}
+
+/* noinline: its frame and its caller's are the ones skipped. */
+__attribute__((noinline)) static void backtrace_here(void)
+{
+	ucontext_t uc;
+	unw_cursor_t cur;
+
+	if (getcontext(&uc) != 0 || unw.init_local(&cur, &uc) < 0) {
+		say("\tcannot unwind the running stack\n");
+		return;
+	}
+	print_frames(&cur, 2);
+}
+
+/* Hold a parked or runnable G still: true, with its status in *st;
+ * false (and its status) if it runs, is in a syscall, is gone, or another
+ * dump holds it. */
+static bool scan_hold(struct g *gp, uint32_t *st)
+{
+	uint32_t s = atomic_load(&gp->status);
+	for (;;) {
+		*st = s;
+		/* G_SCAN already set: another dump holds it */
+		if (s != G_WAITING && s != G_RUNNABLE)
+			return false;
+		if (atomic_compare_exchange_weak(&gp->status, &s, s | G_SCAN))
+			return true;
+	}
+}
+
+static void header(const struct g *gp, uint32_t st, int64_t now)
+{
+	const char *what = st == G_RUNNABLE  ? "runnable"
+			   : st == G_SYSCALL ? "syscall"
+			   : st == G_WAITING ? (gp->waitreason ? gp->waitreason
+							       : "waiting")
+					     : "running";
+	int64_t mins = st == G_WAITING ? (now - gp->waitsince) / 60000000000LL
+				       : 0;
+	if (mins > 0)
+		sayf("\ngoroutine %llu [%s, %lld minutes]:%s\n",
+		     (unsigned long long)gp->goid, what, (long long)mins,
+		     gp->is_main ? " (main)" : "");
+	else
+		sayf("\ngoroutine %llu [%s]:%s\n",
+		     (unsigned long long)gp->goid, what,
+		     gp->is_main ? " (main)" : "");
+}
+
+void goroutines_dump(const struct g *self)
+{
+	int64_t now = nanotime_coarse();
+	bool unwind = unw_load();
+
+	if (!unwind)
+		sayf("goshim: %s\n", unw_error);
+	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
+	     gp; gp = __atomic_load_n(&gp->alllink, __ATOMIC_ACQUIRE)) {
+		uint32_t st;
+		if (gp->is_g0)
+			continue;
+		bool held = scan_hold(gp, &st);
+		if (st == G_IDLE || st == G_DEAD || (st & G_SCAN))
+			continue;
+		header(gp, st, now);
+		if (held) {
+			if (unwind)
+				backtrace_saved(gp);
+			atomic_store(&gp->status, st);
+		} else if (gp == self && unwind) {
+			backtrace_here();
+		} else {
+			say("\tgoroutine running on other thread; stack "
+			    "unavailable\n");
+		}
+	}
+}
