@@ -32,6 +32,7 @@
 #include "sys.h"
 #include "timer.h"
 #include "tls.h"
+#include "trace.h"
 #include "wire.h"
 
 #define STEAL_TRIES 4
@@ -90,6 +91,7 @@ static void acquirep(struct m *mp, struct p *pp)
 	mp->p = pp;
 	pp->m = mp;
 	pp->status = P_RUNNING;
+	TRACE(trace_procstart(pp, mp));
 }
 
 static struct p *releasep(struct m *mp)
@@ -97,6 +99,7 @@ static struct p *releasep(struct m *mp)
 	struct p *pp = mp->p;
 	if (pp == NULL || pp->m != mp || pp->status != P_RUNNING)
 		runtime_throw("releasep: invalid P state");
+	TRACE(trace_procstop(pp));
 	mp->p = NULL;
 	pp->m = NULL;
 	pp->status = P_IDLE;
@@ -366,8 +369,10 @@ static struct g *stealwork(struct m *mp)
 			if (victim == pp || victim->status == P_IDLE)
 				continue;
 			struct g *gp = runqsteal(pp, victim, steal_runnext);
-			if (gp)
+			if (gp) {
+				TRACE(trace_steal(pp, victim));
 				return gp;
+			}
 		}
 	}
 	return NULL;
@@ -494,7 +499,15 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 {
 	mp->curg = gp;
 	gp->m = mp;
-	atomic_store(&gp->status, G_RUNNING);
+	/* A goroutine dump may hold it still (G_SCAN) for a moment. */
+	uint32_t st = atomic_load_explicit(&gp->status, memory_order_relaxed);
+	for (;;) {
+		st &= ~G_SCAN;
+		if (atomic_compare_exchange_weak(&gp->status, &st, G_RUNNING))
+			break;
+		arch_cpu_relax();
+	}
+	TRACE(trace_gostart(gp, mp->p));
 	m_set_sigmask(mp, gp->sigmask);
 	m_set_altstack(mp, &gp->altstack);
 	if (__builtin_expect(gp->attrs != NULL, 0))
@@ -609,6 +622,8 @@ static struct g *park_m(struct g *gp)
 
 	mp->park_unlockf = NULL;
 	mp->park_lock = NULL;
+	/* Traced before unlockf: from there a waker may run it elsewhere. */
+	TRACE(trace_gostop(gp, gp->waitreason, false));
 	gp->m = NULL;
 	if (unlockf && !unlockf(gp, lock))
 		return gp; /* the wait is already over: run it again at once */
@@ -648,6 +663,7 @@ void goready(struct g *gp)
 			    &gp->status, &st, G_RUNNABLE, memory_order_acquire,
 			    memory_order_relaxed))
 			break;
+		st &= ~G_SCAN; /* a goroutine dump holds it: wait */
 		if (st != G_RUNNING && st != G_WAITING) {
 			fprintf(stderr,
 				"goshim: goready of goroutine %llu in state "
@@ -657,6 +673,7 @@ void goready(struct g *gp)
 		}
 		arch_cpu_relax();
 	}
+	TRACE(trace_gounblock(gp, me));
 	if (me && me->m && me->m->p) {
 		runqput(me->m->p, gp, true);
 	} else {
@@ -673,6 +690,7 @@ void goready(struct g *gp)
 
 static struct g *gosched_m(struct g *gp)
 {
+	TRACE(trace_gostop(gp, "yield", false));
 	atomic_store(&gp->status, G_RUNNABLE);
 	gp->m = NULL;
 	rlock_lock(&sched.lock);
@@ -689,6 +707,7 @@ void gosched(void)
 static struct g *goyield_m(struct g *gp)
 {
 	struct p *pp = gp->m->p;
+	TRACE(trace_gostop(gp, "yield", false));
 	atomic_store(&gp->status, G_RUNNABLE);
 	gp->m = NULL;
 	runqput(pp, gp, false);
@@ -909,6 +928,7 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	atomic_fetch_add(&sched.nlive, 1);
 	/* Programs read the new pthread_t from the new thread. */
 	*handle = gp->tcb;
+	TRACE(trace_gocreate(gp, me));
 	atomic_store(&gp->status, G_RUNNABLE);
 	if (pp) {
 		runqput(pp, gp, true);
@@ -952,6 +972,7 @@ static struct g *goexit0(struct g *gp)
 	struct m *mp = getg()->m;
 	bool keep_m = true;
 
+	TRACE(trace_gostop(gp, NULL, true));
 	if (gp->lockedm || gp->attrs)
 		keep_m = wire_release(mp, gp);
 	gp->m = NULL;
@@ -1019,6 +1040,7 @@ void entersyscall(void)
 	struct m *mp = gp->m;
 	struct p *pp = mp->p;
 
+	TRACE(trace_syscall_enter(gp));
 	atomic_store(&gp->status, G_SYSCALL);
 	mp->oldp = pp;
 	mp->p = NULL;
@@ -1031,6 +1053,7 @@ static struct g *exitsyscall0(struct g *gp)
 {
 	struct m *mp = getg()->m;
 
+	TRACE(trace_gostop(gp, "no P after syscall", false));
 	atomic_store(&gp->status, G_RUNNABLE);
 	gp->m = NULL;
 	rlock_lock(&sched.lock);
@@ -1060,6 +1083,7 @@ void exitsyscall(void)
 	struct p *pp = mp->oldp;
 	uint32_t st = P_SYSCALL;
 
+	TRACE(trace_syscall_exit(gp));
 	mp->oldp = NULL;
 	if (atomic_compare_exchange_strong(&pp->status, &st, P_RUNNING)) {
 		/* Fast path: nobody took the P. */
@@ -1140,6 +1164,7 @@ bool retake_syscall_p(struct p *pp, int64_t now)
 		return false;
 	if (!atomic_compare_exchange_strong(&pp->status, &st, P_IDLE))
 		return false;
+	TRACE(trace_procstop(pp));
 	atomic_fetch_add(&pp->syscalltick, 1);
 	handoffp(pp);
 	return true;
