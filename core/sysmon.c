@@ -11,6 +11,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include "debug.h"
 #include "real.h"
 #include "runtime.h"
 #include "sys.h"
@@ -48,6 +49,7 @@ static void *sysmon_main(void *arg)
 		 * sleep at once. */
 		if (note_sleep_ns(&wake, delay_us * 1000))
 			note_clear(&wake);
+		debug_sysmon();
 		newm_start_pending();
 
 		int64_t now = nanotime();
