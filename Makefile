@@ -83,6 +83,11 @@ unit: $(UNIT_BINS)
 progs: $(B)/libgoshim.so $(PROG_BINS) $(MOD_SOS)
 	tests/run-progs.sh $(B) $(PROG_BINS)
 
+# GOSHIM_DEBUG and GOSHIM_TRACE output checked whole (dumps, SCHED lines,
+# trace JSON).
+diag: $(B)/libgoshim.so $(PROG_BINS)
+	tests/diag-check.py $(B)
+
 # Installs missing Debian packages first (scripts/deps.sh), then builds and
 # runs every test.
 check:
@@ -90,6 +95,7 @@ check:
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) progs
+	$(MAKE) diag
 
 # The before/after demo: bundled programs natively and under goshim, with
 # their peak OS thread counts and times.
@@ -127,5 +133,5 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all unit progs check demo stress bench bench-sync bench-net cross-aarch64 clean
+.PHONY: all unit progs diag check demo stress bench bench-sync bench-net cross-aarch64 clean
 .SECONDARY:
