@@ -42,6 +42,7 @@
  * header maps unw_step to _ULx86_64_step and so on). */
 static struct {
 	__typeof__(&unw_init_local) init_local;
+	__typeof__(&unw_init_local2) init_local2;
 	__typeof__(&unw_step) step;
 	__typeof__(&unw_get_reg) get_reg;
 	__typeof__(&unw_get_proc_name) get_proc_name;
@@ -77,6 +78,8 @@ static bool unw_load(void)
 	if (h) {
 		unw.init_local = (__typeof__(unw.init_local))dlsym(
 			h, STR(unw_init_local));
+		unw.init_local2 = (__typeof__(unw.init_local2))dlsym(
+			h, STR(unw_init_local2));
 		unw.step = (__typeof__(unw.step))dlsym(h, STR(unw_step));
 		unw.get_reg = (__typeof__(unw.get_reg))dlsym(h,
 							   STR(unw_get_reg));
@@ -87,11 +90,12 @@ static bool unw_load(void)
 		snprintf(unw_error, sizeof unw_error,
 			 "no backtraces: cannot load libunwind.so.8 (%s); "
 			 "install libunwind8", dlerror());
-	else if (!unw.init_local || !unw.step || !unw.get_reg ||
-		 !unw.get_proc_name)
+	else if (!unw.init_local || !unw.init_local2 || !unw.step ||
+		 !unw.get_reg || !unw.get_proc_name)
 		snprintf(unw_error, sizeof unw_error,
-			 "no backtraces: libunwind.so.8 lacks %s",
-			 STR(unw_init_local));
+			 "no backtraces: libunwind.so.8 lacks %s (1.3 or later "
+			 "needed)",
+			 STR(unw_init_local2));
 	st = unw_error[0] ? -1 : 1;
 	atomic_store(&unw_state, st);
 	return st > 0;
@@ -164,7 +168,11 @@ static void backtrace_saved(const struct g *gp)
 	unw_cursor_t cur;
 
 	ctx_to_ucontext(&gp->ctx, &uc);
-	if (unw.init_local(&cur, &uc) < 0) {
+	/* As a signal frame: the saved pc is used as it is, not as a return
+	 * address (pc - 1). It is one in all but a goroutine that never ran,
+	 * whose pc is arch_ctx_start's first byte; after a call, pc is still
+	 * inside the caller (mcall returns). */
+	if (unw.init_local2(&cur, &uc, UNW_INIT_SIGNAL_FRAME) < 0) {
 		say("\tcannot unwind from the saved registers\n");
 		return;
 	}
