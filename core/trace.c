@@ -19,13 +19,17 @@
  * is ordered per buffer, not by time: viewers sort by ts. Timestamps are
  * microseconds since start-up with nanosecond decimals. Slices a
  * goroutine or P still had open at exit are closed there, so that every
- * B has its E. A child of fork writes nothing (its copy of the buffers
- * is the parent's).
+ * B has its E; events a running goroutine records after that are
+ * dropped. A child of fork records nothing (the file and its copy of the
+ * buffers are the parent's). Programs that run others pass GOSHIM_TRACE
+ * on (a shell, timeout): the first process holds FILE (flock) and each
+ * later one while it runs writes FILE.PID instead, and says so.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include "runtime.h"
 #include "sys.h"
 #include "trace.h"
@@ -57,10 +61,10 @@ struct trace_buf {
 
 bool trace_on;
 static int trace_fd = -1;
-static pid_t trace_pid;
 static int64_t t0;
 static struct rlock file_lock; /* the file, and the list of buffers */
 static bool wrote_any;
+static bool finished; /* the JSON is closed: write nothing more */
 static struct trace_buf *buffers;
 static struct trace_buf shared; /* threads that are not Ms */
 static bool *p_open;		/* P slices open, by P id */
@@ -119,7 +123,7 @@ static void flush(struct trace_buf *b)
 	size_t n = 0;
 
 	rlock_lock(&file_lock);
-	if (sys_getpid() == trace_pid) {
+	if (!finished) {
 		for (int i = 0; i < b->n; i++) {
 			if (n + 256 > sizeof out) {
 				write_all(out, n);
@@ -295,9 +299,33 @@ static void trace_finish(void)
 			break;
 	}
 	rlock_lock(&file_lock);
-	if (sys_getpid() == trace_pid)
-		write_all("\n]}\n", 4);
+	write_all("\n]}\n", 4);
+	finished = true;
 	rlock_unlock(&file_lock);
+}
+
+void trace_fork_child(void)
+{
+	trace_on = false;
+	finished = true;
+}
+
+/* The file, locked for this process and emptied; -errno, -EWOULDBLOCK if
+ * another process holds it. */
+static int trace_open(const char *file)
+{
+	int fd = (int)SYS4(SYS_openat, AT_FDCWD, file,
+			   O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fd;
+	long err = SYS2(SYS_flock, fd, LOCK_EX | LOCK_NB);
+	if (err == 0)
+		err = SYS2(SYS_ftruncate, fd, 0);
+	if (err < 0) {
+		sys_close(fd);
+		return (int)err;
+	}
+	return fd;
 }
 
 void trace_init(const char *file)
@@ -309,23 +337,32 @@ void trace_init(const char *file)
 		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,"
 		"\"args\":{\"name\":\"procs\"}}";
 
+	char own[300], buf[400];
+	int n;
+
 	if (file == NULL || *file == 0)
 		return;
-	trace_fd = (int)SYS4(SYS_openat, AT_FDCWD, file,
-			     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	trace_fd = trace_open(file);
+	if (trace_fd == -EWOULDBLOCK) {
+		snprintf(own, sizeof own, "%.280s.%d", file, (int)sys_getpid());
+		n = snprintf(buf, sizeof buf,
+			     "goshim: GOSHIM_TRACE: %.120s is another "
+			     "process's trace; this one writes %.140s\n",
+			     file, own);
+		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
+							 : sizeof buf - 1);
+		file = own;
+		trace_fd = trace_open(file);
+	}
 	p_open = calloc((size_t)gomaxprocs, sizeof *p_open);
 	if (trace_fd < 0 || p_open == NULL) {
-		char buf[200];
-		int n = snprintf(buf, sizeof buf,
-				 "goshim: GOSHIM_TRACE: cannot write %.120s: "
-				 "%s\n",
-				 file, strerror(trace_fd < 0 ? -trace_fd
-							     : ENOMEM));
+		n = snprintf(buf, sizeof buf,
+			     "goshim: GOSHIM_TRACE: cannot write %.280s: %s\n",
+			     file, strerror(trace_fd < 0 ? -trace_fd : ENOMEM));
 		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
 							 : sizeof buf - 1);
 		return;
 	}
-	trace_pid = sys_getpid();
 	t0 = nanotime();
 	write_all(head, sizeof head - 1);
 	wrote_any = true;

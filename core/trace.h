@@ -34,5 +34,8 @@ void trace_syscall_exit(const struct g *gp);
 void trace_procstart(const struct p *pp, const struct m *mp);
 void trace_procstop(const struct p *pp);
 void trace_steal(const struct p *thief, const struct p *victim);
+/* The child of fork records nothing: the file and buffers are the
+ * parent's. */
+void trace_fork_child(void);
 
 #endif
