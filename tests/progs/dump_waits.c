@@ -24,6 +24,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int fds[2];
+static int cond_waiting;
 static volatile int stop;
 
 /* noinline: each must be a frame of its own in the backtraces. */
@@ -37,6 +38,7 @@ __attribute__((noinline)) static void *mutex_waiter(void *arg)
 __attribute__((noinline)) static void *cond_waiter(void *arg)
 {
 	pthread_mutex_lock(&cmu);
+	cond_waiting = 1;
 	for (;;)
 		pthread_cond_wait(&cv, &cmu);
 	return arg;
@@ -80,8 +82,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* Long enough for all four to block, even on a loaded machine (the
-	 * checker retries a dump where one had not yet). */
+	/* The cond waiter has let go of cmu in pthread_cond_wait once main
+	 * can take it with the flag set; the others get as long again (the
+	 * checker retries a dump where one had not blocked yet). */
+	for (int waiting = 0; !waiting; usleep(10 * 1000)) {
+		pthread_mutex_lock(&cmu);
+		waiting = cond_waiting;
+		pthread_mutex_unlock(&cmu);
+	}
 	usleep(300 * 1000);
 	printf("four threads waiting\n");
 	fflush(stdout);
