@@ -12,7 +12,8 @@ struct g;
 struct m;
 struct p;
 
-extern bool trace_on;
+/* hidden: one cmpb on a rip-relative address, no GOT load */
+extern bool trace_on __attribute__((visibility("hidden")));
 
 #define TRACE(call)                                 \
 	do {                                        \
