@@ -28,6 +28,7 @@
 #include <libunwind.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 #include "debug.h"
@@ -131,12 +132,19 @@ static void ctx_to_ucontext(const struct arch_ctx *ctx, ucontext_t *uc)
 #endif
 }
 
-/* skip: frames of the dump itself, not shown */
-static void print_frames(unw_cursor_t *cur, int skip)
+/* Frames whose stack pointer is at or below skip_to are the dump's own
+ * (NULL: none), not shown. */
+static void print_frames(unw_cursor_t *cur, const void *skip_to)
 {
-	for (int i = 0; i < skip; i++)
+	unw_word_t sp = 0;
+	int skip = 0;
+
+	while (skip_to && unw.get_reg(cur, UNW_REG_SP, &sp) == 0 &&
+	       sp <= (uintptr_t)skip_to) {
 		if (unw.step(cur) <= 0)
 			return;
+		skip++;
+	}
 	for (int i = 0; i < MAX_FRAMES; i++) {
 		unw_word_t ip = 0, off = 0;
 		char name[128];
@@ -176,11 +184,11 @@ static void backtrace_saved(const struct g *gp)
 		say("\tcannot unwind from the saved registers\n");
 		return;
 	}
-	print_frames(&cur, 0);
+	print_frames(&cur, NULL);
 }
 
-/* noinline: its frame and its caller's are the ones skipped. */
-__attribute__((noinline)) static void backtrace_here(void)
+/* The running stack, from the frame above the dump's (skip_to). */
+static void backtrace_here(const void *skip_to)
 {
 	ucontext_t uc;
 	unw_cursor_t cur;
@@ -189,7 +197,7 @@ __attribute__((noinline)) static void backtrace_here(void)
 		say("\tcannot unwind the running stack\n");
 		return;
 	}
-	print_frames(&cur, 2);
+	print_frames(&cur, skip_to);
 }
 
 /* Hold a parked or runnable G still: true, with its status in *st;
@@ -227,31 +235,60 @@ static void header(const struct g *gp, uint32_t st, int64_t now)
 		     gp->is_main ? " (main)" : "");
 }
 
+/* skip_to: the dump's frame, for self's backtrace. */
+static void dump_one(struct g *gp, const struct g *self, bool unwind,
+		     int64_t now, const void *skip_to)
+{
+	uint32_t st;
+
+	if (gp->is_g0)
+		return;
+	bool held = scan_hold(gp, &st);
+	if (st == G_IDLE || st == G_DEAD || (st & G_SCAN))
+		return;
+	header(gp, st, now);
+	if (held) {
+		if (unwind)
+			backtrace_saved(gp);
+		atomic_store(&gp->status, st);
+	} else if (gp == self && unwind) {
+		backtrace_here(skip_to);
+	} else {
+		say("\tgoroutine running on other thread; stack "
+		    "unavailable\n");
+	}
+}
+
+#define NEXT(gp) __atomic_load_n(&(gp)->alllink, __ATOMIC_ACQUIRE)
+
+/* Go's order: the dumping goroutine first, then the others oldest first
+ * (allgs has the newest at its head). */
 void goroutines_dump(const struct g *self)
 {
 	int64_t now = nanotime_coarse();
 	bool unwind = unw_load();
+	struct g *head = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
+	size_t n = 0;
+	const void *frame = __builtin_frame_address(0);
 
 	if (!unwind)
 		sayf("goshim: %s\n", unw_error);
-	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
-	     gp; gp = __atomic_load_n(&gp->alllink, __ATOMIC_ACQUIRE)) {
-		uint32_t st;
-		if (gp->is_g0)
-			continue;
-		bool held = scan_hold(gp, &st);
-		if (st == G_IDLE || st == G_DEAD || (st & G_SCAN))
-			continue;
-		header(gp, st, now);
-		if (held) {
-			if (unwind)
-				backtrace_saved(gp);
-			atomic_store(&gp->status, st);
-		} else if (gp == self && unwind) {
-			backtrace_here();
-		} else {
-			say("\tgoroutine running on other thread; stack "
-			    "unavailable\n");
-		}
+	if (self)
+		dump_one((struct g *)self, self, unwind, now, frame);
+	for (struct g *gp = head; gp; gp = NEXT(gp))
+		n++;
+	struct g **all = malloc(n * sizeof *all);
+	if (all == NULL) { /* newest first, then */
+		for (struct g *gp = head; gp; gp = NEXT(gp))
+			if (gp != self)
+				dump_one(gp, self, unwind, now, frame);
+		return;
 	}
+	size_t k = 0;
+	for (struct g *gp = head; gp && k < n; gp = NEXT(gp))
+		all[k++] = gp;
+	while (k-- > 0)
+		if (all[k] != self)
+			dump_one(all[k], self, unwind, now, frame);
+	free(all);
 }
