@@ -2,9 +2,10 @@
  * dump_waits: four threads block in four different ways (a mutex the main
  * thread holds, a condition variable, a long sleep, a read of an empty
  * pipe) and the process exits while they wait. With `quit` as argument a
- * fifth thread spins (so that one goroutine runs on another thread) and
- * the main thread raises SIGQUIT, then gives goshim half a second for the
- * dump (natively SIGQUIT ends it: that mode is for goshim only).
+ * fifth thread spins (so that one goroutine runs on another thread) and a
+ * sixth sends the process SIGQUIT while the main thread sleeps, giving
+ * goshim half a second for the dump (natively SIGQUIT ends the process:
+ * that mode is for goshim only).
  *
  * Under goshim with GOSHIM_DEBUG=dumponexit=1 (or on the SIGQUIT) stderr
  * gets a dump naming each goroutine's wait reason and, in its backtrace,
@@ -65,6 +66,15 @@ __attribute__((noinline)) static void *spinner(void *arg)
 	return arg;
 }
 
+/* The main thread blocks SIGQUIT: the kernel gives it to a thread that
+ * runs (the spinner's) while main sleeps. */
+__attribute__((noinline)) static void *quitter(void *arg)
+{
+	usleep(100 * 1000);
+	kill(getpid(), SIGQUIT);
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	void *(*fns[])(void *) = { mutex_waiter, cond_waiter, sleep_waiter,
@@ -98,9 +108,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pthread_create failed\n");
 			return 1;
 		}
-		usleep(100 * 1000);
-		raise(SIGQUIT);
-		usleep(500 * 1000);
+		sigset_t quit;
+		sigemptyset(&quit);
+		sigaddset(&quit, SIGQUIT);
+		pthread_sigmask(SIG_BLOCK, &quit, NULL);
+		if (pthread_create(&t, NULL, quitter, NULL) != 0) {
+			fprintf(stderr, "pthread_create failed\n");
+			return 1;
+		}
+		usleep(600 * 1000);
 		stop = 1;
 	}
 	exit(0);

@@ -1,6 +1,7 @@
 /*
  * trace_events: 16 threads that do a bit of everything the scheduler
- * traces: lock a shared mutex, ping-pong on a condition variable, sleep,
+ * traces: wait at a gate (a condition variable) until main opens it, lock
+ * a shared mutex, ping-pong on a condition variable, sleep,
  * wait in read for bytes another thread writes into a pipe, write to
  * /dev/null (a system call), then end and are joined. tests/diag-check.py runs it with GOSHIM_TRACE and
  * checks the JSON it leaves: it parses, every track's slices nest, and
@@ -19,6 +20,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static long counter;
 static int turn;
+static int gate_open, at_gate;
 
 static int pipes[NTHREADS / 2][2];
 
@@ -35,6 +37,12 @@ static void *worker(void *arg)
 		perror("open");
 		return NULL;
 	}
+	/* Everyone waits on cv until main opens the gate. */
+	pthread_mutex_lock(&mu);
+	at_gate++;
+	while (!gate_open)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < ROUNDS; i++) {
 		pthread_mutex_lock(&mu);
 		counter++;
@@ -74,6 +82,18 @@ int main(void)
 			fprintf(stderr, "pthread_create failed\n");
 			return 1;
 		}
+	/* Open the gate once a thread waits at it (and a little later, so
+	 * that it has surely blocked). */
+	for (int waiting = 0; !waiting; usleep(1000)) {
+		pthread_mutex_lock(&mu);
+		waiting = at_gate;
+		pthread_mutex_unlock(&mu);
+	}
+	usleep(10 * 1000);
+	pthread_mutex_lock(&mu);
+	gate_open = 1;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
 	printf("counter=%ld\n", counter);
