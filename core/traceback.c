@@ -48,6 +48,9 @@ static struct {
 	__typeof__(&unw_get_reg) get_reg;
 	__typeof__(&unw_get_proc_name) get_proc_name;
 } unw;
+/* C++ names read better demangled: libstdc++'s demangler, if the
+ * program has it. */
+static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 static _Atomic int unw_state; /* 0 not tried, 1 loaded, -1 unavailable */
 static char unw_error[160];
 
@@ -75,6 +78,8 @@ static bool unw_load(void)
 	int st = atomic_load(&unw_state);
 	if (st)
 		return st > 0;
+	cxa_demangle = (__typeof__(cxa_demangle))dlsym(RTLD_DEFAULT,
+						       "__cxa_demangle");
 	void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
 	if (h) {
 		unw.init_local = (__typeof__(unw.init_local))dlsym(
@@ -154,6 +159,13 @@ static void print_frames(unw_cursor_t *cur, const void *skip_to)
 			return;
 		if (unw.get_proc_name(cur, name, sizeof name, &off) < 0)
 			snprintf(name, sizeof name, "?");
+		char *plain = NULL;
+		if (cxa_demangle && name[0] == '_' && name[1] == 'Z')
+			plain = cxa_demangle(name, NULL, NULL, NULL);
+		if (plain) {
+			snprintf(name, sizeof name, "%s", plain);
+			free(plain);
+		}
 		/* ip - 1: a return address may be the first byte of the next
 		 * function (after a noreturn call). */
 		if (dladdr((void *)(uintptr_t)(ip - (i + skip > 0)), &info) &&
