@@ -24,14 +24,19 @@
 #include "sys.h"
 #include "trace.h"
 
-struct debug_settings debug;
+/* GOSHIM_DEBUG, parsed once at start-up. */
+static struct {
+	int64_t schedtrace_ns; /* 0: off */
+	bool scheddetail;
+	bool dumponexit;
+	bool dumponquit;
+} debug = { .dumponquit = true };
 
 static int64_t schedtrace_next;
 
 /* The SIGQUIT dump: asked for by the handler, done by sysmon; more
  * SIGQUITs while one is under way are the same request. */
 static _Atomic bool quit_asked;
-static bool quit_leave; /* dumponquit=0 */
 
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...)
@@ -90,7 +95,7 @@ static void parse_debug(const char *spec)
 		} else if (KEY("dumponexit")) {
 			debug.dumponexit = v != 0;
 		} else {
-			quit_leave = v == 0;
+			debug.dumponquit = v != 0;
 		}
 #undef KEY
 		spec += len;
@@ -112,7 +117,7 @@ static void sigquit_install(void)
 {
 	struct sigaction old, sa;
 
-	if (quit_leave || sigaction(SIGQUIT, NULL, &old) != 0 ||
+	if (!debug.dumponquit || sigaction(SIGQUIT, NULL, &old) != 0 ||
 	    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
 		return;
 	memset(&sa, 0, sizeof sa);

@@ -15,14 +15,6 @@
 
 struct g;
 
-/* GOSHIM_DEBUG, parsed once at start-up. */
-struct debug_settings {
-	int64_t schedtrace_ns; /* 0: off */
-	bool scheddetail;
-	bool dumponexit;
-};
-extern struct debug_settings debug;
-
 /* runtime.c, at start-up with the runtime enabled: parse GOSHIM_DEBUG and
  * GOSHIM_TRACE, install the SIGQUIT handler, arm the exit hooks. */
 void debug_init(void);
