@@ -1,27 +1,31 @@
 /*
  * traceback.c: the goroutine dump, as Go's traceback prints it:
  *
- *   goroutine 7 [cond wait, 3 minutes]:
- *   pthread_cond_wait+0x7d
- *   	/path/libgoshim.so +0x9a3d
- *   waiter_fn+0x2b
- *   	/path/prog +0x1264
+ *   goroutine 3 [cond, 2 minutes]:
+ *   gopark+0x5b
+ *   	/path/libgoshim.so +0xa31b
+ *   ...
+ *   cond_waiter+0x2b
+ *   	/path/prog +0x13fb
  *
- * A goroutine that is not running is its saved context (arch_ctx): the
- * stack pointer below which arch_switch pushed the callee-saved registers
- * and its return address. Those registers are all an unwinder needs to
- * start, so the backtrace comes from libunwind with a context built from
- * them. libunwind is dlopen'ed with RTLD_LOCAL on the first dump, never
- * linked: it exports _Unwind_* and, preloaded, would take C++ exception
+ * (function+offset, then the object and the offset in it). A goroutine
+ * that is not running is its saved context (arch_ctx): the stack pointer
+ * below which arch_switch pushed the callee-saved registers and its
+ * return address, which is all an unwinder needs to start from. So the
+ * backtrace comes from libunwind with a context built from those. It is
+ * dlopen'ed with RTLD_LOCAL on the first dump, never linked: libunwind
+ * exports _Unwind_* and, loaded globally, would take C++ exception
  * unwinding over from libgcc_s in the host program.
  *
  * The world is not stopped. A parked or runnable goroutine is held while
  * its stack is read: G_SCAN or'ed into its status, which goready and
  * execute wait out (Go's _Gscan), so it cannot run (or exit and give its
- * stack back) meanwhile. A running goroutine is shown as running; only
- * the one doing the dump has its own stack unwound. allgs is read without
- * its lock (Gs are only ever pushed at its head), so a dump can be taken
- * whatever locks the interrupted code holds.
+ * stack back) meanwhile. Running goroutines (and those in system calls)
+ * are shown as such; only the one doing the dump has its own stack
+ * unwound. allgs is read without its lock (Gs are only ever pushed at its
+ * head). The dump runs where no lock of the interrupted code is held: on
+ * sysmon for SIGQUIT (debug.c), on the exiting goroutine, or on the M
+ * that found the deadlock (checkdead.c).
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
