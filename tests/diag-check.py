@@ -19,6 +19,7 @@ import collections
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,8 +34,12 @@ def run(prog, args=(), env=None, timeout=120):
     e = dict(os.environ)
     e.update(env or {})
     e["LD_PRELOAD"] = LIB
+    # SIGQUIT at its default action (a background job ignores it, and
+    # goshim leaves an ignored SIGQUIT alone).
     p = subprocess.run([os.path.join(PROGS, prog), *args], env=e,
-                       capture_output=True, text=True, timeout=timeout)
+                       capture_output=True, text=True, timeout=timeout,
+                       preexec_fn=lambda: signal.signal(signal.SIGQUIT,
+                                                        signal.SIG_DFL))
     return p.returncode, p.stdout, p.stderr
 
 

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 constexpr int NTHR = 32;
@@ -70,8 +71,18 @@ static bool libunwind_loaded()
 	return found;
 }
 
-int main()
+int main(int, char **argv)
 {
+	// A shell that starts a job in the background makes it ignore
+	// SIGQUIT, and goshim then leaves SIGQUIT alone: start again with
+	// the default action.
+	struct sigaction old;
+	if (sigaction(SIGQUIT, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) {
+		std::signal(SIGQUIT, SIG_DFL);
+		execv("/proc/self/exe", argv);
+		std::perror("execv");
+		return 1;
+	}
 	std::vector<std::thread> ts;
 	for (int i = 0; i < NTHR; i++)
 		ts.emplace_back(thrower);
