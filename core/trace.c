@@ -20,7 +20,8 @@
  * microseconds since start-up with nanosecond decimals. Slices a
  * goroutine or P still had open at exit are closed there, so that every
  * B has its E; events a running goroutine records after that are
- * dropped. A child of fork records nothing (the file and its copy of the
+ * dropped. A process that ends with _exit (or a signal) writes no more
+ * than its full buffers and leaves the JSON unfinished. A child of fork records nothing (the file and its copy of the
  * buffers are the parent's). Programs that run others pass GOSHIM_TRACE
  * on (a shell, timeout): the first process holds FILE (flock) and each
  * later one while it runs writes FILE.PID instead, and says so.

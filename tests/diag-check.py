@@ -107,6 +107,9 @@ check("dump (SIGQUIT): main is shown sleeping in usleep, from main",
           for st, fr in goroutines(err).values()), err[-2000:])
 err = check_dump("dumponexit", [], {"GOSHIM_DEBUG": "dumponexit=1"},
                  "goshim: goroutines at exit:", "main")
+rc, out, err = run("dump_waits", ["quit"], {"GOSHIM_DEBUG": "dumponquit=0"})
+check("dumponquit=0: SIGQUIT keeps its default action (no dump)",
+      rc == -signal.SIGQUIT and "goroutine" not in err, f"exit {rc}\n{err}")
 
 # ---- schedtrace
 nprocs = 3
@@ -157,6 +160,27 @@ with tempfile.TemporaryDirectory() as d:
         events, parse_err = [], str(e)
 check("trace: the JSON parses", rc == 0 and events and not parse_err,
       parse_err or err[-1000:])
+
+# A process that inherits GOSHIM_TRACE while another writes FILE (here a
+# shell, itself under goshim) writes FILE.PID. (bash: dash ends with
+# _exit, which leaves its trace unfinished.)
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "trace.json")
+    e = dict(os.environ, GOSHIM_TRACE=path, LD_PRELOAD=LIB)
+    p = subprocess.run(["bash", "-c", os.path.join(PROGS, "trace_events")
+                        + "; true"], env=e, capture_output=True, text=True,
+                       timeout=120)
+    files = sorted(os.listdir(d))
+    try:
+        counts = [sum(ev.get("name") == "create" for ev in
+                      json.load(open(os.path.join(d, f)))["traceEvents"])
+                  for f in files]
+    except (OSError, ValueError, KeyError) as ex:
+        counts = str(ex)
+check("trace: a second process writes FILE.PID, both JSON",
+      p.returncode == 0 and len(files) == 2 and
+      files[1].startswith("trace.json.") and counts == [1, 17] and
+      "this one writes" in p.stderr, f"{files} {counts}\n{p.stderr}")
 
 tracks = collections.defaultdict(list)
 for i, e in enumerate(events):
