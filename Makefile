@@ -105,6 +105,11 @@ unit: $(UNIT_BINS)
 progs: $(B)/libgoshim.so $(PROG_BINS) $(MOD_SOS)
 	tests/run-progs.sh $(B) $(PROG_BINS)
 
+# GOSHIM_DEBUG and GOSHIM_TRACE output checked whole (dumps, SCHED lines,
+# trace JSON).
+diag: $(B)/libgoshim.so $(PROG_BINS)
+	tests/diag-check.py $(B)
+
 # Installs missing Debian packages first (scripts/deps.sh), then builds and
 # runs every test.
 check:
@@ -113,6 +118,7 @@ check:
 	$(MAKE) unit
 	$(MAKE) progs
 	$(MAKE) tools-check
+	$(MAKE) diag
 
 # Each goshim subcommand against /proc readings of its own.
 tools-check: tools $(B)/tools/hold
@@ -160,6 +166,6 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tools unit progs check tools-check demo stress bench bench-sync \
-	bench-net bench-sysmon cross-aarch64 clean
+.PHONY: all tools unit progs diag check tools-check demo stress bench \
+	bench-sync bench-net bench-sysmon cross-aarch64 clean
 .SECONDARY:

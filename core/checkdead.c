@@ -6,13 +6,14 @@
  * scheduler wakes one: a thread goshim did not create (glibc's helper
  * threads, raw clone) may still signal a condvar. So the verdict needs
  * every OS thread of the process to be one of the runtime's own. Then the
- * process ends with Go's message, a list of the goroutines and what each
- * waits on, and Go's exit status 2, instead of hanging silently.
+ * process ends with Go's message, the goroutines with what each waits on
+ * and where (traceback.c), and Go's exit status 2, instead of hanging silently.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "debug.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -31,38 +32,6 @@ static int process_threads(void)
 static void say(const char *s, size_t n)
 {
 	sys_write(2, s, n);
-}
-
-static void dump_goroutines(void)
-{
-	char line[160];
-	int64_t now = nanotime_coarse();
-
-	for (struct g *gp = sched.allgs; gp; gp = gp->alllink) {
-		uint32_t st = atomic_load(&gp->status);
-		if (gp->is_g0 || st == G_IDLE || st == G_DEAD)
-			continue;
-		const char *what = st == G_WAITING && gp->waitreason
-					   ? gp->waitreason
-				   : st == G_RUNNABLE ? "runnable"
-						      : "running";
-		int64_t mins = st == G_WAITING
-				       ? (now - gp->waitsince) / 60000000000LL
-				       : 0;
-		int n = mins > 0 ? snprintf(line, sizeof line,
-					    "\ngoroutine %llu [%s, %lld "
-					    "minutes]:%s\n",
-					    (unsigned long long)gp->goid, what,
-					    (long long)mins,
-					    gp->is_main ? " (main)" : "")
-				 : snprintf(line, sizeof line,
-					    "\ngoroutine %llu [%s]:%s\n",
-					    (unsigned long long)gp->goid, what,
-					    gp->is_main ? " (main)" : "");
-		if (n > 0)
-			say(line, (size_t)n < sizeof line ? (size_t)n
-							  : sizeof line - 1);
-	}
 }
 
 /* Called with sched.lock held by an M about to sleep with no deadline. */
@@ -84,8 +53,6 @@ void checkdead(void)
 	static const char msg[] =
 		"fatal error: all goroutines are asleep - deadlock!\n";
 	say(msg, sizeof msg - 1);
-	rlock_lock(&sched.alllock);
-	dump_goroutines();
-	rlock_unlock(&sched.alllock);
+	goroutines_dump(NULL);
 	_exit(2);
 }

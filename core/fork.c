@@ -36,6 +36,7 @@
 #include "sys.h"
 #include "timer.h"
 #include "tls.h"
+#include "trace.h"
 
 _Atomic uint32_t fork_generation;
 
@@ -71,6 +72,7 @@ void fork_child(void)
 	if (gp && gp->is_g0)
 		runtime_throw("fork_child: fork from the scheduler");
 	/* The Ms that held any of these are gone. */
+	trace_fork_child();
 	sema_fork_child();
 	timers_fork_child();
 	keys_fork_child();

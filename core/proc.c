@@ -33,6 +33,7 @@
 #include "sys.h"
 #include "timer.h"
 #include "tls.h"
+#include "trace.h"
 #include "wire.h"
 
 #define STEAL_TRIES 4
@@ -100,6 +101,7 @@ static void acquirep(struct m *mp, struct p *pp)
 	mp->p = pp;
 	pp->m = mp;
 	pp->status = P_RUNNING;
+	TRACE(trace_procstart(pp, mp));
 }
 
 static struct p *releasep(struct m *mp)
@@ -107,6 +109,7 @@ static struct p *releasep(struct m *mp)
 	struct p *pp = mp->p;
 	if (pp == NULL || pp->m != mp || pp->status != P_RUNNING)
 		runtime_throw("releasep: invalid P state");
+	TRACE(trace_procstop(pp));
 	mp->p = NULL;
 	pp->m = NULL;
 	pp->status = P_IDLE;
@@ -391,8 +394,10 @@ static struct g *stealwork(struct m *mp)
 			if (victim == pp || victim->status == P_IDLE)
 				continue;
 			struct g *gp = runqsteal(pp, victim, steal_runnext);
-			if (gp)
+			if (gp) {
+				TRACE(trace_steal(pp, victim));
 				return gp;
+			}
 		}
 	}
 	return NULL;
@@ -521,7 +526,15 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 {
 	mp->curg = gp;
 	gp->m = mp;
-	atomic_store(&gp->status, G_RUNNING);
+	/* A goroutine dump may hold it still (G_SCAN) for a moment. */
+	uint32_t st = atomic_load_explicit(&gp->status, memory_order_relaxed);
+	for (;;) {
+		st &= ~G_SCAN;
+		if (atomic_compare_exchange_weak(&gp->status, &st, G_RUNNING))
+			break;
+		arch_cpu_relax();
+	}
+	TRACE(trace_gostart(gp, mp->p));
 	m_set_sigmask(mp, gp->sigmask);
 	m_set_altstack(mp, &gp->altstack);
 	if (__builtin_expect(gp->attrs != NULL, 0))
@@ -712,6 +725,8 @@ static struct g *park_m(struct g *gp)
 
 	mp->park_unlockf = NULL;
 	mp->park_lock = NULL;
+	/* Traced before unlockf: from there a waker may run it elsewhere. */
+	TRACE(trace_gostop(gp, gp->waitreason, false));
 	gp->m = NULL;
 	if (unlockf && !unlockf(gp, lock))
 		return gp; /* the wait is already over: run it again at once */
@@ -751,6 +766,7 @@ void goready(struct g *gp)
 			    &gp->status, &st, G_RUNNABLE, memory_order_acquire,
 			    memory_order_relaxed))
 			break;
+		st &= ~G_SCAN; /* a goroutine dump holds it: wait */
 		if (st != G_RUNNING && st != G_WAITING) {
 			fprintf(stderr,
 				"goshim: goready of goroutine %llu in state "
@@ -760,6 +776,7 @@ void goready(struct g *gp)
 		}
 		arch_cpu_relax();
 	}
+	TRACE(trace_gounblock(gp, me));
 	struct m *mp = me ? me->m : NULL;
 	uint32_t prev = MP_RUNTIME;
 	struct p *pp = mp ? p_claim(mp, &prev) : NULL;
@@ -782,6 +799,7 @@ void goready(struct g *gp)
 
 static struct g *gosched_m(struct g *gp)
 {
+	TRACE(trace_gostop(gp, "yield", false));
 	atomic_store(&gp->status, G_RUNNABLE);
 	gp->m = NULL;
 	rlock_lock(&sched.lock);
@@ -811,6 +829,7 @@ void gopreempt(void)
 static struct g *goyield_m(struct g *gp)
 {
 	struct p *pp = gp->m->p;
+	TRACE(trace_gostop(gp, "yield", false));
 	atomic_store(&gp->status, G_RUNNABLE);
 	gp->m = NULL;
 	if (pp == NULL) /* taken by sysmon: schedule() finds another */
@@ -1042,6 +1061,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	atomic_fetch_add(&sched.nlive, 1);
 	/* Programs read the new pthread_t from the new thread. */
 	*handle = gp->tcb;
+	TRACE(trace_gocreate(gp, me));
 	atomic_store(&gp->status, G_RUNNABLE);
 	if (pp) {
 		runqput(pp, gp, true);
@@ -1103,6 +1123,7 @@ static struct g *goexit0(struct g *gp)
 	struct m *mp = getg()->m;
 	bool keep_m = true;
 
+	TRACE(trace_gostop(gp, NULL, true));
 	if (gp->lockedm || gp->attrs)
 		keep_m = wire_release(mp, gp);
 	gp->m = NULL;
@@ -1173,6 +1194,7 @@ void entersyscall(void)
 	uint32_t prev;
 	struct p *pp = p_claim(mp, &prev);
 
+	TRACE(trace_syscall_enter(gp));
 	atomic_store(&gp->status, G_SYSCALL);
 	mp->oldp = pp;
 	if (pp) {
@@ -1192,6 +1214,7 @@ static struct g *exitsyscall0(struct g *gp)
 	struct m *mp = getg()->m;
 
 	if (gp) {
+		TRACE(trace_gostop(gp, "no P after syscall", false));
 		atomic_store(&gp->status, G_RUNNABLE);
 		gp->m = NULL;
 	}
@@ -1224,6 +1247,7 @@ void exitsyscall(void)
 	struct p *pp = mp->oldp;
 	uint32_t st = P_SYSCALL;
 
+	TRACE(trace_syscall_exit(gp));
 	mp->oldp = NULL;
 	if (pp && atomic_compare_exchange_strong(&pp->status, &st,
 						 P_RUNNING)) {
@@ -1325,6 +1349,7 @@ bool retake_syscall_p(struct p *pp, int64_t now)
 		return false;
 	if (!atomic_compare_exchange_strong(&pp->status, &st, P_IDLE))
 		return false;
+	TRACE(trace_procstop(pp));
 	atomic_fetch_add(&pp->syscalltick, 1);
 	handoffp(pp);
 	return true;

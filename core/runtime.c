@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/single_threaded.h>
 #include <time.h>
+#include "debug.h"
 #include "gomaxprocs.h"
 #include "runtime.h"
 #include "wire.h"
@@ -65,6 +66,7 @@ static void check_settings(void)
 {
 	static const char *const known[] = {
 		"GOSHIM_DISABLE", "GOSHIM_STACK_SIZE", "GOSHIM_MAX_THREADS",
+		"GOSHIM_DEBUG",	  "GOSHIM_TRACE",
 	};
 	extern char **environ;
 
@@ -117,6 +119,7 @@ static void runtime_init(void)
 	prctl(PR_GET_NAME, sched.main_name);
 	sched_init(gomaxprocs_compute());
 	wire_init();
+	debug_init();
 	/* Goroutines run in parallel from now on, whatever glibc counted. */
 	__libc_single_threaded = 0;
 	sysmon_start();

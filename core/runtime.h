@@ -35,11 +35,15 @@ enum gstatus {
 	G_DEAD,     /* exited; waiting to be joined or reused */
 	G_SYSCALL,  /* in a system call, on an M without a P */
 };
+/* Or'ed into a waiting or runnable G's status while a goroutine dump reads
+ * its stack (traceback.c): goready and execute wait until it is cleared. */
+#define G_SCAN 0x100u
 
 struct m;
 struct p;
 struct waiter;
 struct mutex_link;
+struct trace_buf;
 
 /* Per-G pthread key values, seq-tagged so that a value set under a deleted
  * key is never returned for a new key. */
@@ -152,6 +156,8 @@ struct m {
 	_Atomic bool preempt_refused; /* the handler found no safe point */
 	int statfd;		   /* sysmon's /proc/self/task/TID/stat, +1 */
 	int64_t sysmon_lookwhen;   /* sysmon last read that file */
+
+	struct trace_buf *trace; /* its GOSHIM_TRACE events (trace.c) */
 };
 
 /*

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "debug.h"
 #include "gomaxprocs.h"
 #include "netpoll.h"
 #include "preempt.h"
@@ -315,6 +316,7 @@ static void *sysmon_main(void *arg)
 		 * sleep at once. */
 		if (note_sleep_ns(&wake, sleep_ns))
 			note_clear(&wake);
+		debug_sysmon();
 		newm_start_pending();
 		sema_run_async(); /* units sem_post left for sleepers */
 		sigroute_run();	  /* signals an idle M took */

@@ -15,7 +15,11 @@ have_cmd pkg-config || need+=(pkg-config)
 # goshim compare and stress format with python3; tools-check parses with it.
 have_cmd python3 || need+=(python3)
 have_pkg check || need+=(check)
+# libunwind: goroutine dump backtraces (dlopen'ed libunwind.so.8 at run
+# time; the -dev package for its header at build time).
 have_pkg libunwind-dev || need+=(libunwind-dev)
+have_pkg libunwind8 || need+=(libunwind8)
+have_cmd python3 || need+=(python3) # tests/diag-check.py
 # Optional: the aarch64 cross build of arch/ and the Go benchmark column.
 if [[ ${GOSHIM_DEPS_OPTIONAL:-1} == 1 ]]; then
 	have_cmd aarch64-linux-gnu-gcc || need+=(gcc-aarch64-linux-gnu)

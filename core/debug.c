@@ -1,0 +1,168 @@
+/*
+ * debug.c: GOSHIM_DEBUG, Go's GODEBUG for goshim: a comma-separated list
+ * of name=value (schedtrace=MS, scheddetail=1, dumponexit=1,
+ * dumponquit=0), and the SIGQUIT goroutine dump.
+ *
+ * SIGQUIT: at start-up, if the program left it at the default action,
+ * goshim installs a handler (a program that installs its own later simply
+ * replaces it, and one that asks sees goshim's). The handler only asks
+ * sysmon for the dump and returns: sysmon is a real thread that holds no
+ * lock when it looks for work, while the interrupted thread may hold any
+ * (malloc's, the loader's, the scheduler's). The program keeps running,
+ * as a JVM does after its SIGQUIT thread dump, because the dump is for
+ * looking into a live process (a server that seems stuck); natively the
+ * default action ends the process with a core dump, and Go exits after
+ * its dump. dumponquit=0 leaves SIGQUIT alone, for that default action.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "debug.h"
+#include "runtime.h"
+#include "sys.h"
+#include "trace.h"
+
+/* GOSHIM_DEBUG, parsed once at start-up. */
+static struct {
+	int64_t schedtrace_ns; /* 0: off */
+	bool scheddetail;
+	bool dumponexit;
+	bool dumponquit;
+} debug = { .dumponquit = true };
+
+static int64_t schedtrace_next;
+
+/* The SIGQUIT dump: asked for by the handler, done by sysmon; more
+ * SIGQUITs while one is under way are the same request. */
+static _Atomic bool quit_asked;
+
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
+							 : sizeof buf - 1);
+}
+
+/* A non-negative decimal number that fills the whole of s, or -1. */
+static long long number(const char *s, size_t len)
+{
+	long long v = 0;
+
+	if (len == 0 || len > 12)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+static void parse_debug(const char *spec)
+{
+	while (*spec) {
+		size_t len = strcspn(spec, ",");
+		size_t klen = strcspn(spec, "=");
+		const char *val = spec + klen + 1;
+		long long v = klen < len ? number(val, len - klen - 1) : -1;
+
+#define KEY(k) (klen == sizeof(k) - 1 && strncmp(spec, k, klen) == 0)
+		if (len == 0) {
+			/* an empty item (",,"): nothing */
+		} else if (!KEY("schedtrace") && !KEY("scheddetail") &&
+			   !KEY("dumponexit") && !KEY("dumponquit")) {
+			warn("goshim: GOSHIM_DEBUG: unknown setting \"%.*s\" "
+			     "ignored (known: schedtrace=MS, scheddetail=1, "
+			     "dumponexit=1, dumponquit=0)\n",
+			     (int)(len > 64 ? 64 : len), spec);
+		} else if (v < 0) {
+			warn("goshim: GOSHIM_DEBUG: \"%.*s\" ignored: the "
+			     "value must be a number\n",
+			     (int)(len > 64 ? 64 : len), spec);
+		} else if (KEY("schedtrace")) {
+			debug.schedtrace_ns = (int64_t)v * 1000000;
+		} else if (KEY("scheddetail")) {
+			debug.scheddetail = v != 0;
+		} else if (KEY("dumponexit")) {
+			debug.dumponexit = v != 0;
+		} else {
+			debug.dumponquit = v != 0;
+		}
+#undef KEY
+		spec += len;
+		if (*spec == ',')
+			spec++;
+	}
+}
+
+static void on_sigquit(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	atomic_store(&quit_asked, true);
+	sysmon_wake();
+}
+
+static void sigquit_install(void)
+{
+	struct sigaction old, sa;
+
+	if (!debug.dumponquit || sigaction(SIGQUIT, NULL, &old) != 0 ||
+	    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+		return;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigquit;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGQUIT, &sa, NULL);
+}
+
+static void dump_at_exit(void)
+{
+	static const char msg[] = "goshim: goroutines at exit:\n";
+	sys_write(2, msg, sizeof msg - 1);
+	goroutines_dump(getg());
+}
+
+void debug_init(void)
+{
+	const char *spec = getenv("GOSHIM_DEBUG");
+
+	if (spec)
+		parse_debug(spec);
+	schedtrace_start(nanotime());
+	schedtrace_next = debug.schedtrace_ns ? nanotime() : 0;
+	sigquit_install();
+	if (debug.dumponexit)
+		atexit(dump_at_exit);
+	trace_init(getenv("GOSHIM_TRACE"));
+}
+
+void debug_sysmon(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&quit_asked,
+						  memory_order_relaxed),
+			     0)) {
+		static const char msg[] = "SIGQUIT: goroutine dump\n";
+		atomic_store(&quit_asked, false);
+		sys_write(2, msg, sizeof msg - 1);
+		goroutines_dump(NULL);
+	}
+	if (debug.schedtrace_ns) {
+		int64_t now = nanotime();
+		if (now >= schedtrace_next) {
+			schedtrace(debug.scheddetail, now);
+			schedtrace_next = now + debug.schedtrace_ns;
+		}
+	}
+}

@@ -1,0 +1,36 @@
+/*
+ * debug.h: the Go-style diagnostics: GOSHIM_DEBUG (schedtrace, scheddetail,
+ * dumponexit, dumponquit), the SIGQUIT goroutine dump, and the
+ * goroutine list with backtraces that checkdead shares.
+ *
+ * Everything runs off the scheduler's hot path: schedtrace and the SIGQUIT
+ * dump are done by sysmon (a real thread that holds no runtime lock when
+ * it calls debug_sysmon), the exit dump by the exiting goroutine.
+ */
+#ifndef GOSHIM_DEBUG_H
+#define GOSHIM_DEBUG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct g;
+
+/* runtime.c, at start-up with the runtime enabled: parse GOSHIM_DEBUG and
+ * GOSHIM_TRACE, install the SIGQUIT handler, arm the exit hooks. */
+void debug_init(void);
+
+/* sysmon, at the top of every round (before taking any lock). */
+void debug_sysmon(void);
+
+/* schedtrace.c: print one SCHED line (and the P, M, G lines); the times
+ * count from schedtrace_start. */
+void schedtrace(bool detailed, int64_t now);
+void schedtrace_start(int64_t now);
+
+/* traceback.c: print every goroutine, Go's way, on stderr: state, wait
+ * reason and time, and a backtrace from its saved registers. self is the
+ * goroutine doing the dump (its own stack is unwound live), or NULL.
+ * Takes no lock: allgs is read as it is (Gs are never unlinked). */
+void goroutines_dump(const struct g *self);
+
+#endif
