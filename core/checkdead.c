@@ -4,8 +4,10 @@
  * When the last M goes idle with no timer pending and nothing runnable,
  * no goroutine can ever run again — unless something outside the
  * scheduler wakes one: a thread goshim did not create (glibc's helper
- * threads, raw clone) may still signal a condvar. So the verdict needs
- * every OS thread of the process to be one of the runtime's own. Then the
+ * threads, raw clone) may still signal a condvar, and a signal handler of
+ * the program's may post a semaphore (a daemon waiting for SIGTERM). So
+ * the verdict needs every OS thread of the process to be one of the
+ * runtime's own and no handler the program installed. Then the
  * process ends with Go's message, the goroutines with what each waits on
  * and where (traceback.c), and Go's exit status 2, instead of hanging silently.
  */
@@ -40,7 +42,7 @@ void checkdead(void)
 	if (sched.nmidle + sched.nmidlelocked != sched.mcount)
 		return; /* some M still runs, or is being started */
 	if (timers_next() >= 0 || atomic_load(&sched.runqsize) > 0 ||
-	    !sema_async_idle())
+	    !sema_async_idle() || sigroute_handlers())
 		return;
 	for (int32_t i = 0; i < gomaxprocs; i++)
 		if (!runqempty(allp[i]))

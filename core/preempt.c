@@ -365,9 +365,13 @@ static void sigurg_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 
+	struct g *gp = getg();
+
 	if (si->si_code == SI_QUEUE && si->si_pid == sys_getpid() &&
 	    (uintptr_t)si->si_value.sival_ptr == cookie)
 		preempt_here(uc);
+	else if (gp && gp->is_g0)
+		sigroute_note(sig); /* an idle M took the program's SIGURG */
 	else
 		prog_deliver(sig, si, uc);
 	errno = saved;

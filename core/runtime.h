@@ -295,12 +295,17 @@ static inline int intr_end(bool restart_ok)
 /* ---- sigroute.c: the program's handlers; process signals ---- */
 int sigroute_sigaction(int sig, const struct sigaction *act,
 		       struct sigaction *old); /* 0 or errno */
+/* A runtime context (g0) took sig: sysmon hands it on. Signal-safe. */
+void sigroute_note(int sig);
 /* sysmon: hand the signals a runtime context took to goroutines. */
 void sigroute_run(void);
 /* gp now has mask: it takes kept signals it no longer blocks. */
 void sigroute_unblocked(struct g *gp, uint64_t mask);
 /* A live goroutine's mask changed (was/is: it counted before/after). */
 void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is);
+/* The program has a signal handler installed (checkdead: a signal may
+ * still wake a goroutine). */
+bool sigroute_handlers(void);
 /* What an idle M blocks: what every goroutine blocks. */
 uint64_t sigroute_idle_mask(void);
 void sigroute_fork_child(struct g *gp);

@@ -82,6 +82,14 @@ static bool is_handler(const struct sigaction *a)
 	return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
 }
 
+/* Signals the program has a handler for, now. */
+static _Atomic uint64_t handled;
+
+bool sigroute_handlers(void)
+{
+	return atomic_load(&handled) != 0;
+}
+
 static void sig_trampoline(int sig, siginfo_t *si, void *uc);
 
 int sigroute_sigaction(int sig, const struct sigaction *act,
@@ -98,8 +106,11 @@ int sigroute_sigaction(int sig, const struct sigaction *act,
 	if (!(atomic_load(&prog.known) & sigbit(sig))) {
 		/* Set before goshim was asked (inherited, before start-up):
 		 * the kernel's is the program's. */
-		if (real.sigaction(sig, NULL, &cur) == 0)
+		if (real.sigaction(sig, NULL, &cur) == 0) {
 			prog_store(sig, &cur);
+			if (is_handler(&cur))
+				atomic_fetch_or(&handled, sigbit(sig));
+		}
 	}
 	cur = prog.act[sig];
 	if (act) {
@@ -121,6 +132,10 @@ int sigroute_sigaction(int sig, const struct sigaction *act,
 			next.sa_restorer = kact.sa_restorer;
 #endif
 			prog_store(sig, &next);
+			if (is_handler(act))
+				atomic_fetch_or(&handled, sigbit(sig));
+			else
+				atomic_fetch_and(&handled, ~sigbit(sig));
 		}
 	}
 	spin_unlock(&prog.lock);
@@ -170,14 +185,19 @@ static bool synchronous(int sig, const siginfo_t *si)
 		sig == SIGILL || sig == SIGTRAP || sig == SIGSYS);
 }
 
+void sigroute_note(int sig)
+{
+	atomic_fetch_or(&routed, sigbit(sig));
+	sysmon_wake();
+}
+
 static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	struct g *gp = getg();
 
 	if (gp && gp->is_g0 && !synchronous(sig, si)) {
-		atomic_fetch_or(&routed, sigbit(sig));
-		sysmon_wake();
+		sigroute_note(sig);
 	} else {
 		run_program_handler(sig, si, uc);
 	}
