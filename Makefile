@@ -65,6 +65,14 @@ $(B)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread
 
+# A program linked against a library whose constructor runs before the
+# preloaded goshim's.
+$(B)/tests/progs/early_ctor: tests/progs/early_ctor.c \
+		$(B)/tests/progs/mods/early_ctor_lib.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread \
+		$(B)/tests/progs/mods/early_ctor_lib.so -Wl,-rpath,'$$ORIGIN/mods'
+
 # A program that is another one run differently includes its source.
 $(B)/tests/progs/fd_splice_2p: tests/progs/fd_splice.c
 

@@ -10,6 +10,7 @@
 
 GOSHIM_EXPORT void *dlopen(const char *file, int mode)
 {
+	real_init(); /* a constructor may dlopen before ours runs */
 	void *h = real.dlopen(file, mode);
 	if (h && shim_active())
 		tls_after_dlopen();
@@ -18,6 +19,7 @@ GOSHIM_EXPORT void *dlopen(const char *file, int mode)
 
 GOSHIM_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 {
+	real_init();
 	void *h = real.dlmopen(lmid, file, mode);
 	if (h && shim_active())
 		tls_after_dlopen();
@@ -26,6 +28,7 @@ GOSHIM_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 
 GOSHIM_EXPORT int dlclose(void *handle)
 {
+	real_init();
 	int r = real.dlclose(handle);
 	if (r == 0 && shim_active())
 		tls_after_dlclose();

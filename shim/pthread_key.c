@@ -12,16 +12,18 @@
 GOSHIM_EXPORT int pthread_key_create(pthread_key_t *key,
 				     void (*destructor)(void *))
 {
+	bool on = shim_active(); /* fills `real`, even when staying native */
 	int err = real.pthread_key_create(key, destructor);
-	if (err == 0 && shim_active())
+	if (err == 0 && on)
 		keys_register(*key, destructor);
 	return err;
 }
 
 GOSHIM_EXPORT int pthread_key_delete(pthread_key_t key)
 {
+	bool on = shim_active();
 	int err = real.pthread_key_delete(key);
-	if (err == 0 && shim_active())
+	if (err == 0 && on)
 		keys_unregister(key);
 	return err;
 }
