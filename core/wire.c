@@ -179,30 +179,86 @@ static void unwire_failed(struct g *gp, bool wired_now)
 	}
 }
 
-int wire_set_affinity(struct g *gp, size_t len, const void *mask)
+/* One value set on a goroutine. */
+struct value {
+	enum { V_MASK, V_SCHED, V_NICE } kind;
+	const unsigned char *mask; /* mask_bytes */
+	int policy, priority, nice;
+};
+
+static long value_apply(pid_t tid, const struct value *v)
 {
-	unsigned char *m = calloc(1, mask_bytes);
+	struct sched_param sp = { .sched_priority = v->priority };
+
+	switch (v->kind) {
+	case V_MASK:
+		return SYS3(SYS_sched_setaffinity, tid, mask_bytes, v->mask);
+	case V_SCHED:
+		return SYS3(SYS_sched_setscheduler, tid, v->policy, &sp);
+	case V_NICE:
+		return SYS3(SYS_setpriority, PRIO_PROCESS, tid, v->nice);
+	}
+	return -EINVAL;
+}
+
+static int value_check(const struct value *v)
+{
+	switch (v->kind) {
+	case V_MASK:
+		return check_mask(v->mask);
+	case V_SCHED:
+		return check_sched(v->policy, v->priority);
+	case V_NICE:
+		return check_nice(v->nice);
+	}
+	return EINVAL;
+}
+
+static void value_store(struct thread_attrs *a, const struct value *v)
+{
+	switch (v->kind) {
+	case V_MASK:
+		memcpy(a->mask, v->mask, mask_bytes);
+		a->has_mask = true;
+		break;
+	case V_SCHED:
+		a->policy = v->policy;
+		a->priority = v->priority;
+		a->has_sched = true;
+		break;
+	case V_NICE:
+		a->nice = v->nice;
+		a->has_nice = true;
+		break;
+	}
+}
+
+/* Set v on gp: on its M's thread if it has one (the kernel's answer is the
+ * caller's), else checked and kept until it runs. */
+static int wire_set(struct g *gp, struct value *v)
+{
 	pid_t tid;
 	bool wired_now;
 	int err = 0;
 
-	if (m == NULL)
-		return ENOMEM;
-	memcpy(m, mask, len < mask_bytes ? len : mask_bytes);
 	spin_lock(&gp->jlock);
 	if (gp->exited) {
 		err = ESRCH;
 		goto out;
 	}
+	if (v->kind == V_SCHED && v->policy < 0)
+		v->policy = gp->attrs && gp->attrs->has_sched
+				    ? gp->attrs->policy
+				    : base_policy;
 	target_thread(gp, &tid, &wired_now);
 	if (tid) {
-		long r = SYS3(SYS_sched_setaffinity, tid, mask_bytes, m);
+		long r = value_apply(tid, v);
 		if (r < 0) {
 			err = (int)-r;
 			unwire_failed(gp, wired_now);
 			goto out;
 		}
-	} else if ((err = check_mask(m)) != 0) {
+	} else if ((err = value_check(v)) != 0) {
 		goto out;
 	}
 	struct thread_attrs *a = attrs_of(gp);
@@ -211,13 +267,24 @@ int wire_set_affinity(struct g *gp, size_t len, const void *mask)
 		unwire_failed(gp, wired_now);
 		goto out;
 	}
-	memcpy(a->mask, m, mask_bytes);
-	a->has_mask = true;
+	value_store(a, v);
 	a->pending = tid == 0;
 	if (gp == getg())
 		settle(gp);
 out:
 	spin_unlock(&gp->jlock);
+	return err;
+}
+
+int wire_set_affinity(struct g *gp, size_t len, const void *mask)
+{
+	unsigned char *m = calloc(1, mask_bytes);
+	struct value v = { .kind = V_MASK, .mask = m };
+
+	if (m == NULL)
+		return ENOMEM;
+	memcpy(m, mask, len < mask_bytes ? len : mask_bytes);
+	int err = wire_set(gp, &v);
 	free(m);
 	return err;
 }
@@ -244,45 +311,9 @@ int wire_get_affinity(struct g *gp, size_t len, void *mask)
 
 int wire_set_sched(struct g *gp, int policy, int priority)
 {
-	pid_t tid;
-	bool wired_now;
-	int err = 0;
-
-	spin_lock(&gp->jlock);
-	if (gp->exited) {
-		err = ESRCH;
-		goto out;
-	}
-	if (policy < 0)
-		policy = gp->attrs && gp->attrs->has_sched ? gp->attrs->policy
-							   : base_policy;
-	target_thread(gp, &tid, &wired_now);
-	if (tid) {
-		struct sched_param sp = { .sched_priority = priority };
-		long r = SYS3(SYS_sched_setscheduler, tid, policy, &sp);
-		if (r < 0) {
-			err = (int)-r;
-			unwire_failed(gp, wired_now);
-			goto out;
-		}
-	} else if ((err = check_sched(policy, priority)) != 0) {
-		goto out;
-	}
-	struct thread_attrs *a = attrs_of(gp);
-	if (a == NULL) {
-		err = ENOMEM;
-		unwire_failed(gp, wired_now);
-		goto out;
-	}
-	a->policy = policy;
-	a->priority = priority;
-	a->has_sched = true;
-	a->pending = tid == 0;
-	if (gp == getg())
-		settle(gp);
-out:
-	spin_unlock(&gp->jlock);
-	return err;
+	struct value v = { .kind = V_SCHED, .policy = policy,
+			   .priority = priority };
+	return wire_set(gp, &v);
 }
 
 void wire_get_sched(struct g *gp, int *policy, int *priority)
@@ -296,41 +327,9 @@ void wire_get_sched(struct g *gp, int *policy, int *priority)
 
 int wire_set_nice(struct g *gp, int nice)
 {
-	pid_t tid;
-	bool wired_now;
-	int err = 0;
-
-	nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
-	spin_lock(&gp->jlock);
-	if (gp->exited) {
-		err = ESRCH;
-		goto out;
-	}
-	target_thread(gp, &tid, &wired_now);
-	if (tid) {
-		long r = SYS3(SYS_setpriority, PRIO_PROCESS, tid, nice);
-		if (r < 0) {
-			err = (int)-r;
-			unwire_failed(gp, wired_now);
-			goto out;
-		}
-	} else if ((err = check_nice(nice)) != 0) {
-		goto out;
-	}
-	struct thread_attrs *a = attrs_of(gp);
-	if (a == NULL) {
-		err = ENOMEM;
-		unwire_failed(gp, wired_now);
-		goto out;
-	}
-	a->nice = nice;
-	a->has_nice = true;
-	a->pending = tid == 0;
-	if (gp == getg())
-		settle(gp);
-out:
-	spin_unlock(&gp->jlock);
-	return err;
+	struct value v = { .kind = V_NICE,
+			   .nice = nice < -20 ? -20 : nice > 19 ? 19 : nice };
+	return wire_set(gp, &v);
 }
 
 int wire_get_nice(struct g *gp)
@@ -488,13 +487,15 @@ static void apply_all(pid_t tid, const struct thread_attrs *a)
 	 * changed meanwhile): then the thread keeps what it had, as a
 	 * failed call would have left it. */
 	if (a->has_mask)
-		SYS3(SYS_sched_setaffinity, tid, mask_bytes, a->mask);
-	if (a->has_sched) {
-		struct sched_param sp = { .sched_priority = a->priority };
-		SYS3(SYS_sched_setscheduler, tid, a->policy, &sp);
-	}
+		value_apply(tid, &(struct value){ .kind = V_MASK,
+						  .mask = a->mask });
+	if (a->has_sched)
+		value_apply(tid, &(struct value){ .kind = V_SCHED,
+						  .policy = a->policy,
+						  .priority = a->priority });
 	if (a->has_nice)
-		SYS3(SYS_setpriority, PRIO_PROCESS, tid, a->nice);
+		value_apply(tid, &(struct value){ .kind = V_NICE,
+						  .nice = a->nice });
 }
 
 void wire_adopt(struct m *mp, struct g *gp)
@@ -521,20 +522,23 @@ bool wire_release(struct m *mp, struct g *gp)
 		unhold(gp, mp);
 		gp->pshared_holds = 0;
 	}
-
 	spin_lock(&gp->jlock);
 	struct thread_attrs *a = gp->attrs;
 	if (a && !a->pending) {
-		struct sched_param sp = { .sched_priority = base_priority };
+		/* The process's values back on the thread. */
 		if (a->has_mask &&
-		    SYS3(SYS_sched_setaffinity, mp->tid, mask_bytes,
-			 base_mask) < 0)
+		    value_apply(mp->tid, &(struct value){ .kind = V_MASK,
+							  .mask = base_mask }) < 0)
 			ok = false;
 		if (a->has_sched &&
-		    SYS3(SYS_sched_setscheduler, mp->tid, base_policy, &sp) < 0)
+		    value_apply(mp->tid,
+				&(struct value){ .kind = V_SCHED,
+						 .policy = base_policy,
+						 .priority = base_priority }) < 0)
 			ok = false;
-		if (a->has_nice && SYS3(SYS_setpriority, PRIO_PROCESS, mp->tid,
-					base_nice) < 0)
+		if (a->has_nice &&
+		    value_apply(mp->tid, &(struct value){ .kind = V_NICE,
+							  .nice = base_nice }) < 0)
 			ok = false;
 	}
 	free(a);
