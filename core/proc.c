@@ -289,6 +289,59 @@ static bool stopm(struct m *mp, int64_t deadline)
 	return true;
 }
 
+/*
+ * Idle Ms beyond what GOMAXPROCS can use go away after a while, so that a
+ * burst of blocking system calls (each holding an M) leaves no crowd of
+ * sleeping threads behind. (Go keeps every M; the OS thread count here
+ * falls back to about GOMAXPROCS plus the runtime's own.) The process's
+ * main thread stays.
+ */
+#define M_REAP_NS 1000000000
+
+static int64_t m_reap_deadline(struct m *mp)
+{
+	if (mp->tid == sys_getpid() ||
+	    atomic_load(&sched.npidle) == 0 ||
+	    __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) < gomaxprocs)
+		return -1;
+	return nanotime() + M_REAP_NS;
+}
+
+static void m_reap(struct m *mp)
+{
+	rlock_lock(&sched.lock);
+	bool spare = sched.nmidle >= gomaxprocs;
+	if (spare) {
+		sched.mcount--;
+		checkdead(); /* it may have been the last one looking */
+	}
+	rlock_unlock(&sched.lock);
+	if (!spare)
+		return;
+	/* sysmon's look at this thread (it holds no P: sysmon is done) */
+	if (mp->statfd)
+		SYS1(SYS_close, mp->statfd - 1);
+	mp->statfd = 0;
+	atomic_store(&mp->g0->status, G_DEAD);
+	real.pthread_exit(NULL); /* g0 is the thread's own identity */
+}
+
+static void idle_signals_block(struct m *mp);
+
+/* An M with nothing to run and no P sleeps until startm gives it one;
+ * a spare one goes away meanwhile (m_reap). */
+static void m_wait_for_p(struct m *mp)
+{
+	for (;;) {
+		int64_t reap = m_reap_deadline(mp);
+		idle_signals_block(mp);
+		if (stopm(mp, reap))
+			return;
+		if (reap >= 0 && nanotime() >= reap)
+			m_reap(mp);
+	}
+}
+
 void m_kick(struct m *mp)
 {
 	rlock_lock(&sched.lock);
@@ -489,13 +542,16 @@ top:
 	for (;;) {
 		int64_t next = timers_next();
 		bool keeper = next >= 0 && timers_claim_sleeper(mp, next);
+		int64_t reap = keeper ? -1 : m_reap_deadline(mp);
 		idle_signals_block(mp);
 		bool got_p = !netpoll_block(keeper ? next : -1) &&
-			     stopm(mp, keeper ? next : -1);
+			     stopm(mp, keeper ? next : reap);
 		if (keeper)
 			timers_release_sleeper();
 		if (got_p)
 			goto top;
+		if (reap >= 0 && nanotime() >= reap)
+			m_reap(mp);
 		timers_run(nanotime());
 		if (atomic_load(&sched.runqsize) == 0)
 			continue;
@@ -579,9 +635,7 @@ static void startlockedm(struct m *mp, struct g *gp)
 	rlock_unlock(&sched.lock);
 	lm->nextp = releasep(mp);
 	note_wakeup(&lm->park);
-	do
-		idle_signals_block(mp);
-	while (!stopm(mp, -1));
+	m_wait_for_p(mp);
 }
 
 /* The M's scheduler loop, on g0. */
@@ -1198,6 +1252,7 @@ void entersyscall(void)
 	atomic_store(&gp->status, G_SYSCALL);
 	mp->oldp = pp;
 	if (pp) {
+		atomic_store_explicit(&pp->syscall_g, gp, memory_order_relaxed);
 		mp->p = NULL;
 		pp->m = NULL;
 		atomic_store_explicit(&pp->status, P_SYSCALL,
@@ -1234,9 +1289,7 @@ static struct g *exitsyscall0(struct g *gp)
 		return mp->lockedg;
 	}
 	/* schedule() needs a P: wait for one like any idle M. */
-	do
-		idle_signals_block(mp);
-	while (!stopm(mp, -1));
+	m_wait_for_p(mp);
 	return NULL;
 }
 
@@ -1427,9 +1480,7 @@ static struct g *p_retire(struct m *mp, struct g *gp)
 		acquirep(mp, np);
 		return NULL;
 	}
-	do
-		idle_signals_block(mp);
-	while (!stopm(mp, -1));
+	m_wait_for_p(mp);
 	return NULL;
 }
 

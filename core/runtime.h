@@ -187,6 +187,11 @@ struct p {
 	struct g *sysmon_g;	 /* the goroutine it was running */
 	int64_t sysmon_schedwhen;
 	bool sysmon_asleep;	 /* its thread slept at sysmon's last look */
+	/* the slice of a goroutine that goes in and out of system calls:
+	 * schedtick alone, as Go measures it */
+	uint32_t slice_tick;
+	int64_t slice_when;
+	_Atomic(struct g *) syscall_g; /* who entered the syscall it is in */
 
 	_Atomic uint32_t runqhead;
 	_Atomic uint32_t runqtail;

@@ -150,6 +150,30 @@ static bool p_wanted(struct p *pp)
  * A P whose goroutine runs. True if its P was taken. *next: when this P
  * wants the next look.
  */
+/*
+ * A goroutine that makes one short system call after another keeps its P:
+ * each call exits before sysmon's tick, and each new call restarts the
+ * running slice above. As Go does, measure its slice by schedtick alone
+ * and, once it has had the P for a whole slice while others wait, ask it
+ * to yield when its call returns (exitsyscall checks the flag).
+ */
+static void watch_syscalls(struct p *pp, int64_t now)
+{
+	uint32_t tick = __atomic_load_n(&pp->schedtick, __ATOMIC_RELAXED);
+
+	if (tick != pp->slice_tick) {
+		pp->slice_tick = tick;
+		pp->slice_when = now;
+		return;
+	}
+	if (now - pp->slice_when < FORCE_PREEMPT_NS || !p_wanted(pp))
+		return;
+	struct g *gp = atomic_load_explicit(&pp->syscall_g,
+					    memory_order_relaxed);
+	if (gp && atomic_load(&pp->status) == P_SYSCALL)
+		atomic_store(&gp->preempt, true);
+}
+
 static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 {
 	uint32_t tick = __atomic_load_n(&pp->schedtick, __ATOMIC_RELAXED);
@@ -328,6 +352,7 @@ static void *sysmon_main(void *arg)
 		 * once (procresize). */
 		for (int32_t i = 0; i < allp_len; i++) {
 			struct p *pp = allp[i];
+			watch_syscalls(pp, now);
 			if (retake_syscall_p(pp, now))
 				retaken++;
 			else if (atomic_load(&pp->status) == P_RUNNING)
