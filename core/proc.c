@@ -434,19 +434,42 @@ static uint32_t m_fastrand(struct m *mp)
 	return x;
 }
 
+/* The time now if some P's timer is due, else -1 (a load, no clock read,
+ * when no timer is pending). */
+static int64_t timers_due(void)
+{
+	int64_t next = timers_next(), now;
+
+	if (next < 0 || next > (now = nanotime()))
+		return -1;
+	return now;
+}
+
 static struct g *stealwork(struct m *mp)
 {
 	struct p *pp = mp->p;
 	int32_t n = gomaxprocs;
 
 	for (int i = 0; i < STEAL_TRIES; i++) {
-		bool steal_runnext = i == STEAL_TRIES - 1;
+		bool last = i == STEAL_TRIES - 1;
+		int64_t now = last ? timers_due() : -1;
 		uint32_t start = m_fastrand(mp);
 		for (int32_t k = 0; k < n; k++) {
 			struct p *victim = allp[(start + (uint32_t)k) % n];
-			if (victim == pp || victim->status == P_IDLE)
+			if (victim == pp)
 				continue;
-			struct g *gp = runqsteal(pp, victim, steal_runnext);
+			/* Its due timers, as Go's stealWork: its M may be
+			 * busy in a goroutine or a system call, or it has
+			 * none. What they ready comes to our queue. */
+			if (now >= 0 && timers_run_p(victim, now)) {
+				bool inherit;
+				struct g *gp = runqget(pp, &inherit);
+				if (gp)
+					return gp;
+			}
+			if (victim->status == P_IDLE)
+				continue;
+			struct g *gp = runqsteal(pp, victim, last);
 			if (gp) {
 				TRACE(trace_steal(pp, victim));
 				return gp;
@@ -459,12 +482,11 @@ static struct g *stealwork(struct m *mp)
 static struct g *findrunnable(struct m *mp, bool *inherit_time)
 {
 	struct g *gp;
-	int64_t next;
 top:
 	*inherit_time = false;
-	next = timers_next();
-	if (next >= 0 && next <= nanotime())
-		timers_run(nanotime());
+	int64_t now = timers_due();
+	if (now >= 0)
+		timers_run_p(mp->p, now);
 	gp = runqget(mp->p, inherit_time);
 	if (gp)
 		return gp;
@@ -1421,13 +1443,14 @@ bool retake_syscall_p(struct p *pp, int64_t now)
  * lock.
  */
 
-/* pp's goroutines and free Gs to the global lists (pp held, or sched.lock
- * held and pp idle). */
+/* pp's goroutines and free Gs to the global lists, its timers to P0's
+ * heap (pp held, or sched.lock held and pp idle). */
 static void p_drain(struct p *pp)
 {
 	struct g *gp;
 	bool inherit;
 
+	timers_drain(pp);
 	while ((gp = runqget(pp, &inherit)) != NULL) {
 		rlock_lock(&sched.lock);
 		globrunqput(gp);
