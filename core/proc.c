@@ -1443,14 +1443,13 @@ bool retake_syscall_p(struct p *pp, int64_t now)
  * lock.
  */
 
-/* pp's goroutines and free Gs to the global lists, its timers to P0's
- * heap (pp held, or sched.lock held and pp idle). */
+/* pp's goroutines and free Gs to the global lists (pp held, or sched.lock
+ * held and pp idle). */
 static void p_drain(struct p *pp)
 {
 	struct g *gp;
 	bool inherit;
 
-	timers_drain(pp);
 	while ((gp = runqget(pp, &inherit)) != NULL) {
 		rlock_lock(&sched.lock);
 		globrunqput(gp);
@@ -1470,6 +1469,9 @@ static void p_bury(struct p *pp)
 {
 	struct g *gp;
 
+	/* Its timers to P0, where Ms looking for work see them (an idle P
+	 * is buried without a drain). */
+	timers_drain(pp);
 	/* Free Gs that came back since the drain. */
 	rlock_lock(&sched.gflock);
 	while ((gp = pp->gfree) != NULL) {
