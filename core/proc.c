@@ -434,19 +434,42 @@ static uint32_t m_fastrand(struct m *mp)
 	return x;
 }
 
+/* The time now if some P's timer is due, else -1 (a load, no clock read,
+ * when no timer is pending). */
+static int64_t timers_due(void)
+{
+	int64_t next = timers_next(), now;
+
+	if (next < 0 || next > (now = nanotime()))
+		return -1;
+	return now;
+}
+
 static struct g *stealwork(struct m *mp)
 {
 	struct p *pp = mp->p;
 	int32_t n = gomaxprocs;
 
 	for (int i = 0; i < STEAL_TRIES; i++) {
-		bool steal_runnext = i == STEAL_TRIES - 1;
+		bool last = i == STEAL_TRIES - 1;
+		int64_t now = last ? timers_due() : -1;
 		uint32_t start = m_fastrand(mp);
 		for (int32_t k = 0; k < n; k++) {
 			struct p *victim = allp[(start + (uint32_t)k) % n];
-			if (victim == pp || victim->status == P_IDLE)
+			if (victim == pp)
 				continue;
-			struct g *gp = runqsteal(pp, victim, steal_runnext);
+			/* Its due timers, as Go's stealWork: its M may be
+			 * busy in a goroutine or a system call, or it has
+			 * none. What they ready comes to our queue. */
+			if (now >= 0 && timers_run_p(victim, now)) {
+				bool inherit;
+				struct g *gp = runqget(pp, &inherit);
+				if (gp)
+					return gp;
+			}
+			if (victim->status == P_IDLE)
+				continue;
+			struct g *gp = runqsteal(pp, victim, last);
 			if (gp) {
 				TRACE(trace_steal(pp, victim));
 				return gp;
@@ -459,12 +482,11 @@ static struct g *stealwork(struct m *mp)
 static struct g *findrunnable(struct m *mp, bool *inherit_time)
 {
 	struct g *gp;
-	int64_t next;
 top:
 	*inherit_time = false;
-	next = timers_next();
-	if (next >= 0 && next <= nanotime())
-		timers_run(nanotime());
+	int64_t now = timers_due();
+	if (now >= 0)
+		timers_run_p(mp->p, now);
 	gp = runqget(mp->p, inherit_time);
 	if (gp)
 		return gp;
@@ -1447,6 +1469,9 @@ static void p_bury(struct p *pp)
 {
 	struct g *gp;
 
+	/* Its timers to P0, where Ms looking for work see them (an idle P
+	 * is buried without a drain). */
+	timers_drain(pp);
 	/* Free Gs that came back since the drain. */
 	rlock_lock(&sched.gflock);
 	while ((gp = pp->gfree) != NULL) {

@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include "../arch/arch.h"
 #include "lock.h"
+#include "timer.h"
 
 #define RUNQ_SIZE 256
 
@@ -200,6 +201,8 @@ struct p {
 
 	struct g *gfree; /* dead Gs with their stacks, for reuse */
 	int32_t ngfree;
+
+	struct timers timers; /* timers added while this P ran (timer.c) */
 
 	/* Past GOMAXPROCS after a resize: whoever holds it gives it up at
 	 * the next chance (procresize). */

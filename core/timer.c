@@ -1,100 +1,178 @@
 /*
- * timer.c: one 4-ary heap of runtime timers, and the waiters built on it.
+ * timer.c: runtime timers on one 4-ary heap per P (Go 1.14's layout), and
+ * the waiters built on them.
  *
- * Timers are run by whichever M looks for work (findrunnable) once the
- * earliest is due; when no M has work, one idle M sleeps with a timeout on
- * its park note until the earliest deadline (Go blocks that M in netpoll;
- * the netpoller will take this role), and is kicked when an earlier timer
- * is added. A timer's function runs without the heap lock, so it may
- * ready goroutines; timer_del waits for a running function so the caller
- * can free the timer (waiters live on the waiting goroutine's stack).
+ * A timer goes on the heap of the P its caller runs on, so Ms on different
+ * Ps add, run and delete timers under different locks. An M looking for
+ * work runs its own P's due timers, and other Ps' while it steals
+ * (findrunnable); when no M has work, one idle M sleeps with a timeout on
+ * its park note (or in netpoll) until the earliest deadline over all Ps,
+ * and is kicked when an earlier timer is added anywhere; sysmon runs what
+ * is overdue when every M is busy. That earliest deadline is kept in one
+ * word (tt.next), so timers_next is one load. A timer's function runs
+ * without the heap lock, so it may ready goroutines; timer_del waits for a
+ * running function so the caller can free the timer (waiters live on the
+ * waiting goroutine's stack).
  */
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
 
 static struct {
-	struct rlock lock;
-	struct timer **heap;
-	int32_t len, cap;
-	_Atomic int64_t next;	   /* earliest when, or INT64_MAX */
+	/* min over every P's earliest when (INT64_MAX: none); never later
+	 * than the true min, at worst briefly earlier (see next_rescan) */
+	_Atomic int64_t next;
 	_Atomic(struct m *) sleeper; /* idle M sleeping until sleep_until */
 	_Atomic int64_t sleep_until;
 } tt = { .next = INT64_MAX, .sleep_until = INT64_MAX };
 
-static void swap_at(int32_t i, int32_t j)
+/* h->rnext stores INT64_MAX - when, so that a zeroed heap reads empty. */
+static int64_t heap_next(struct timers *h)
 {
-	struct timer *a = tt.heap[i], *b = tt.heap[j];
-	tt.heap[i] = b;
-	tt.heap[j] = a;
+	return (int64_t)((uint64_t)INT64_MAX - atomic_load(&h->rnext));
+}
+
+/* The earliest when over every P ever made (a dead P's heap is empty but
+ * for the moment its drain takes). */
+static int64_t next_scan(void)
+{
+	int64_t min = INT64_MAX;
+	int32_t n = atomic_load(&allp_len);
+
+	for (int32_t i = 0; i < n; i++) {
+		struct p *pp = __atomic_load_n(&allp[i], __ATOMIC_ACQUIRE);
+		if (pp && heap_next(&pp->timers) < min)
+			min = heap_next(&pp->timers);
+	}
+	return min;
+}
+
+static void next_lower(int64_t when)
+{
+	int64_t cur = atomic_load(&tt.next);
+
+	while (when < cur &&
+	       !atomic_compare_exchange_weak(&tt.next, &cur, when))
+		;
+}
+
+/*
+ * A heap's earliest grew: recompute tt.next. A P that lowers its own
+ * earliest stores it, then lowers tt.next; if that happened after our
+ * first scan, it either lowered tt.next after our store or before it, and
+ * then the second scan sees it. (The second scan may see an earliest that
+ * has grown since: tt.next is then early, which costs one idle wakeup and
+ * timers_run heals.)
+ */
+static void next_rescan(void)
+{
+	atomic_store(&tt.next, next_scan());
+	next_lower(next_scan());
+}
+
+/* h locked; its top may have changed: publish its earliest. */
+static void heap_publish(struct timers *h)
+{
+	int64_t when = h->len ? h->heap[0]->when : INT64_MAX;
+	int64_t old = heap_next(h);
+
+	if (when == old)
+		return;
+	atomic_store(&h->rnext, (uint64_t)INT64_MAX - (uint64_t)when);
+	if (when < old)
+		next_lower(when);
+	else if (old <= atomic_load(&tt.next))
+		next_rescan(); /* it may have been the earliest of all */
+}
+
+static void swap_at(struct timers *h, int32_t i, int32_t j)
+{
+	struct timer *a = h->heap[i], *b = h->heap[j];
+	h->heap[i] = b;
+	h->heap[j] = a;
 	b->idx = i;
 	a->idx = j;
 }
 
-static void sift_up(int32_t i)
+static void sift_up(struct timers *h, int32_t i)
 {
 	while (i > 0) {
 		int32_t p = (i - 1) / 4;
-		if (tt.heap[p]->when <= tt.heap[i]->when)
+		if (h->heap[p]->when <= h->heap[i]->when)
 			break;
-		swap_at(i, p);
+		swap_at(h, i, p);
 		i = p;
 	}
 }
 
-static void sift_down(int32_t i)
+static void sift_down(struct timers *h, int32_t i)
 {
 	for (;;) {
 		int32_t best = i, c = 4 * i + 1;
-		for (int32_t k = c; k < c + 4 && k < tt.len; k++)
-			if (tt.heap[k]->when < tt.heap[best]->when)
+		for (int32_t k = c; k < c + 4 && k < h->len; k++)
+			if (h->heap[k]->when < h->heap[best]->when)
 				best = k;
 		if (best == i)
 			return;
-		swap_at(i, best);
+		swap_at(h, i, best);
 		i = best;
 	}
 }
 
-static void heap_remove(int32_t i)
+/* h locked. */
+static void heap_push(struct timers *h, struct timer *t)
 {
-	struct timer *t = tt.heap[i];
-	tt.len--;
-	if (i != tt.len) {
-		tt.heap[i] = tt.heap[tt.len];
-		tt.heap[i]->idx = i;
-		sift_down(i);
-		sift_up(i);
+	if (h->len == h->cap) {
+		int32_t cap = h->cap ? h->cap * 2 : 64;
+		struct timer **a = realloc(h->heap, (size_t)cap * sizeof *a);
+		if (a == NULL)
+			runtime_throw("timer_add: out of memory");
+		h->heap = a;
+		h->cap = cap;
 	}
-	t->idx = -1;
-	atomic_store(&tt.next, tt.len ? tt.heap[0]->when : INT64_MAX);
+	t->idx = h->len;
+	h->heap[h->len++] = t;
+	atomic_store(&t->heap, h);
+	sift_up(h, t->idx);
+	heap_publish(h);
+}
+
+/* h locked. */
+static void heap_remove(struct timers *h, int32_t i)
+{
+	struct timer *t = h->heap[i];
+	h->len--;
+	if (i != h->len) {
+		h->heap[i] = h->heap[h->len];
+		h->heap[i]->idx = i;
+		sift_down(h, i);
+		sift_up(h, i);
+	}
+	atomic_store(&t->heap, NULL);
+	heap_publish(h);
 }
 
 void timer_add(struct timer *t, int64_t when, void (*f)(struct timer *))
 {
+	struct g *gp = getg();
+	/* On g0 (arm_timer) the M's P cannot change under us. A caller with
+	 * none uses P0's heap: P0 never dies. */
+	struct p *pp = gp && gp->is_g0 && gp->m->p ? gp->m->p : allp[0];
+	struct timers *h = &pp->timers;
+
 	t->when = when;
 	t->f = f;
 	atomic_store(&t->running, 0);
-	rlock_lock(&tt.lock);
-	if (tt.len == tt.cap) {
-		int32_t cap = tt.cap ? tt.cap * 2 : 64;
-		struct timer **h = realloc(tt.heap, (size_t)cap * sizeof *h);
-		if (h == NULL)
-			runtime_throw("timer_add: out of memory");
-		tt.heap = h;
-		tt.cap = cap;
-	}
-	t->idx = tt.len;
-	tt.heap[tt.len++] = t;
-	sift_up(t->idx);
-	atomic_store(&tt.next, tt.heap[0]->when);
-	rlock_unlock(&tt.lock);
+	rlock_lock(&h->lock);
+	heap_push(h, t);
+	rlock_unlock(&h->lock);
 	/* An idle M sleeping past this deadline must wake up for it; with
-	 * none, the next M to look for work runs it. */
+	 * none, the next M to look for work (or to steal) runs it. */
 	if (when < atomic_load(&tt.sleep_until)) {
 		struct m *mp = atomic_load(&tt.sleeper);
 		if (mp)
@@ -104,20 +182,49 @@ void timer_add(struct timer *t, int64_t when, void (*f)(struct timer *))
 
 void timer_del(struct timer *t)
 {
-	rlock_lock(&tt.lock);
-	if (t->idx >= 0)
-		heap_remove(t->idx);
-	rlock_unlock(&tt.lock);
+	/* The heap may change under us (timers_drain): lock the one it is
+	 * in, and look again. */
+	for (;;) {
+		struct timers *h = atomic_load(&t->heap);
+		if (h == NULL)
+			break;
+		rlock_lock(&h->lock);
+		bool here = atomic_load(&t->heap) == h;
+		if (here)
+			heap_remove(h, t->idx);
+		rlock_unlock(&h->lock);
+		if (here)
+			break;
+	}
+	/* run_one sets running before it takes t off its heap. */
 	while (atomic_load(&t->running))
 		arch_cpu_relax();
 }
 
+void timers_drain(struct p *pp)
+{
+	struct timers *from = &pp->timers, *to = &allp[0]->timers;
+
+	if (from == to)
+		return;
+	/* The one place that holds two heap locks. The moved timers are
+	 * in to before from's earliest grows, so tt.next never passes
+	 * one of them. */
+	rlock_lock(&to->lock);
+	rlock_lock(&from->lock);
+	while (from->len > 0)
+		heap_push(to, from->heap[--from->len]);
+	heap_publish(from);
+	rlock_unlock(&from->lock);
+	rlock_unlock(&to->lock);
+}
+
 void timers_fork_child(void)
 {
-	/* The array may be the one a realloc of the moment freed: left. */
-	tt.heap = NULL;
-	tt.len = tt.cap = 0;
-	atomic_store(&tt.lock.key, 0);
+	/* The arrays may be ones a realloc of the moment freed: left. */
+	for (int32_t i = 0; i < allp_len; i++)
+		if (allp[i])
+			memset(&allp[i]->timers, 0, sizeof allp[i]->timers);
 	atomic_store(&tt.next, INT64_MAX);
 	atomic_store(&tt.sleeper, NULL);
 	atomic_store(&tt.sleep_until, INT64_MAX);
@@ -129,23 +236,52 @@ int64_t timers_next(void)
 	return n == INT64_MAX ? -1 : n;
 }
 
+/* Run h's earliest timer if it is due; false if none is. */
+static bool run_one(struct timers *h, int64_t now)
+{
+	rlock_lock(&h->lock);
+	if (h->len == 0 || h->heap[0]->when > now) {
+		rlock_unlock(&h->lock);
+		return false;
+	}
+	struct timer *t = h->heap[0];
+	atomic_store(&t->running, 1);
+	heap_remove(h, 0);
+	rlock_unlock(&h->lock);
+	t->f(t);
+	atomic_store_explicit(&t->running, 0, memory_order_release);
+	return true;
+}
+
+bool timers_run_p(struct p *pp, int64_t now)
+{
+	bool ran = false;
+
+	while (heap_next(&pp->timers) <= now && run_one(&pp->timers, now))
+		ran = true;
+	return ran;
+}
+
 int64_t timers_run(int64_t now)
 {
-	for (;;) {
-		if (atomic_load(&tt.next) > now)
-			return timers_next();
-		rlock_lock(&tt.lock);
-		if (tt.len == 0 || tt.heap[0]->when > now) {
-			rlock_unlock(&tt.lock);
-			continue;
+	while (atomic_load(&tt.next) <= now) {
+		struct timers *best = NULL;
+		int64_t when = INT64_MAX;
+		int32_t n = atomic_load(&allp_len);
+		for (int32_t i = 0; i < n; i++) {
+			struct p *pp = __atomic_load_n(&allp[i],
+						       __ATOMIC_ACQUIRE);
+			if (pp && heap_next(&pp->timers) < when) {
+				best = &pp->timers;
+				when = heap_next(best);
+			}
 		}
-		struct timer *t = tt.heap[0];
-		heap_remove(0);
-		atomic_store(&t->running, 1);
-		rlock_unlock(&tt.lock);
-		t->f(t);
-		atomic_store_explicit(&t->running, 0, memory_order_release);
+		if (when > now)
+			next_rescan(); /* tt.next was early */
+		else
+			run_one(best, now);
 	}
+	return timers_next();
 }
 
 bool timers_claim_sleeper(struct m *mp, int64_t until)
@@ -176,7 +312,7 @@ void waiter_init(struct waiter *w)
 	w->g = gp && !gp->is_g0 ? gp : NULL;
 	atomic_store(&w->state, W_WAITING);
 	w->acquiring = false;
-	w->timer.idx = -1;
+	atomic_store(&w->timer.heap, NULL);
 	atomic_store(&w->timer.running, 0);
 	w->next = NULL;
 }

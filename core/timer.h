@@ -1,6 +1,7 @@
 /*
- * timer.h: runtime timers (CLOCK_MONOTONIC nanoseconds) and waiters, the
- * one way a goroutine or a foreign thread waits for an event or a deadline.
+ * timer.h: runtime timers (CLOCK_MONOTONIC nanoseconds) on per-P heaps, and
+ * waiters, the one way a goroutine or a foreign thread waits for an event or
+ * a deadline.
  */
 #ifndef GOSHIM_TIMER_H
 #define GOSHIM_TIMER_H
@@ -8,22 +9,44 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdatomic.h>
+#include "lock.h"
 
 struct g;
+struct p;
+
+struct timers;
 
 struct timer {
 	int64_t when;
 	void (*f)(struct timer *);
-	int32_t idx;		/* heap index, -1 when not in the heap */
+	int32_t idx;		/* index in heap's array */
+	/* The heap it is in (NULL: none); changes under that heap's lock. */
+	_Atomic(struct timers *) heap;
 	_Atomic uint32_t running; /* f is being called */
+};
+
+/* A P's timers: a 4-ary heap. All zero is empty (Ps are calloc'd, and
+ * zeroed in the child of fork). */
+struct timers {
+	struct rlock lock;
+	struct timer **heap;
+	int32_t len, cap;
+	/* INT64_MAX - the earliest when (0: none), read without the lock. */
+	_Atomic uint64_t rnext;
 };
 
 void timer_add(struct timer *t, int64_t when, void (*f)(struct timer *));
 /* Remove t; if its function is running, wait until it returns. */
 void timer_del(struct timer *t);
-/* Run expired timers; returns the next deadline or -1. */
+/* Run every P's expired timers, earliest first; returns the next deadline
+ * over all Ps or -1. */
 int64_t timers_run(int64_t now);
+/* Run pp's expired timers; true if it ran any. */
+bool timers_run_p(struct p *pp, int64_t now);
+/* The earliest deadline over all Ps, or -1: one load. */
 int64_t timers_next(void);
+/* pp is past GOMAXPROCS: its timers move to P0 (proc.c's p_drain). */
+void timers_drain(struct p *pp);
 /* In the child of fork: no timers (their goroutines are gone), unlocked. */
 void timers_fork_child(void);
 
