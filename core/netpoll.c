@@ -80,7 +80,6 @@ static struct {
 	_Atomic bool up;   /* epfd and efd exist */
 	_Atomic int epfd, efd; /* moved by fd_vacate */
 	_Atomic int32_t efd_users; /* between reading efd and using it */
-	_Atomic bool no_pwait2; /* the kernel predates epoll_pwait2 (5.11) */
 	_Atomic int32_t waiters;  /* goroutines parked in netpoll_wait */
 	_Atomic bool blocked;	  /* an M blocks in netpoll_block */
 	_Atomic uint32_t wake_sig; /* a break is pending in efd */
@@ -660,7 +659,7 @@ static int netpoll_run(bool block, int64_t deadline)
 	struct epoll_event ev[NEVENTS];
 	struct timespec ts = { 0, 0 }, *tsp = &ts;
 	struct waiter *list = NULL;
-	long n = -ENOSYS;
+	long n;
 	int ep = atomic_load(&np.epfd);
 
 	if (block && deadline < 0) {
@@ -674,19 +673,7 @@ static int netpoll_run(bool block, int64_t deadline)
 	}
 	atomic_store_explicit(&netpoll_lastpoll, nanotime(),
 			      memory_order_relaxed);
-	if (!np.no_pwait2) {
-		n = SYS6(SYS_epoll_pwait2, ep, ev, NEVENTS, tsp, NULL, 0);
-		if (n == -ENOSYS)
-			np.no_pwait2 = true;
-	}
-	if (n == -ENOSYS) {
-		/* Milliseconds, rounded up: never wake before the timer. */
-		int64_t ms = tsp == NULL ? -1
-					 : (ts.tv_sec * 1000000000 + ts.tv_nsec +
-					    999999) / 1000000;
-		n = SYS6(SYS_epoll_pwait, ep, ev, NEVENTS,
-			 ms > INT_MAX ? INT_MAX : ms, NULL, 0);
-	}
+	n = sys_epoll_wait_ts(ep, ev, NEVENTS, tsp, NULL);
 	if (n < 0) {
 		/* A signal, or fd_vacate moved epoll: look again. */
 		if (n == -EINTR || atomic_load(&np.epfd) != ep)

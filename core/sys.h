@@ -68,5 +68,11 @@ static inline long sys_futex(void *uaddr, int op, uint32_t val,
 /* Read a whole small file (at most cap-1 bytes) into buf, NUL-terminated.
  * Returns its length or -errno. */
 long sys_read_file(const char *path, char *buf, size_t cap);
+/* epoll_pwait2 with a timespec (NULL: no timeout), or on a kernel before
+ * 5.11 epoll_pwait in milliseconds rounded up, so never back before the
+ * time; mask: a kernel sigset or NULL. Count or -errno. */
+struct timespec;
+long sys_epoll_wait_ts(int epfd, void *ev, int max, const struct timespec *ts,
+		       const void *mask);
 
 #endif

@@ -475,18 +475,9 @@ static long epoll_look(void *arg)
  * epoll_pwait in milliseconds rounded up. */
 static long epoll_block(struct epoll_args *a, int64_t deadline)
 {
-	struct timespec ts, *left = time_left(&ts, deadline);
-	long r = SYS6(SYS_epoll_pwait2, a->epfd, a->ev, a->max, left, a->mask,
-		      SIGSET_BYTES);
-	if (r == -ENOSYS) {
-		int64_t ms = left ? (ts.tv_sec * 1000000000 + ts.tv_nsec +
-				     999999) / 1000000
-				  : -1;
-		r = SYS6(SYS_epoll_pwait, a->epfd, a->ev, a->max,
-			 ms > INT32_MAX ? INT32_MAX : ms, a->mask,
-			 SIGSET_BYTES);
-	}
-	return r;
+	struct timespec ts;
+	return sys_epoll_wait_ts(a->epfd, a->ev, a->max,
+				 time_left(&ts, deadline), a->mask);
 }
 
 /* The epoll waits on a goroutine: the count, or -errno. */
