@@ -2,7 +2,9 @@
 // initialised array) and errno stay per-thread while 1,000 live threads
 // sched_yield() between writing and reading them; a second wave of 1,000
 // threads (which may reuse the first wave's TLS) must see fresh initial values.
-// goshim-test: shim-max-threads=GOMAXPROCS+2
+// (Bound: GOMAXPROCS Ms, sysmon, and the transient M startm may make while
+// another M is between giving up its P and parking, as in Go.)
+// goshim-test: shim-max-threads=GOMAXPROCS+3
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
