@@ -36,8 +36,9 @@ static void say(const char *s, size_t n)
 	sys_write(2, s, n);
 }
 
-/* Called with sched.lock held by an M about to sleep with no deadline. */
-void checkdead(void)
+/* Called with sched.lock held by an M about to sleep with no deadline,
+ * or about to exit (exiting: its thread still shows in /proc). */
+void checkdead_exiting(int exiting)
 {
 	if (sched.nmidle + sched.nmidlelocked != sched.mcount)
 		return; /* some M still runs, or is being started */
@@ -50,11 +51,17 @@ void checkdead(void)
 	if (atomic_load(&sched.nlive) <= 0)
 		return;
 	/* A thread goshim did not create could still wake someone. */
-	if (process_threads() != sched.mcount + sched.nruntime_threads)
+	if (process_threads() !=
+	    sched.mcount + sched.nruntime_threads + exiting)
 		return;
 	static const char msg[] =
 		"fatal error: all goroutines are asleep - deadlock!\n";
 	say(msg, sizeof msg - 1);
 	goroutines_dump(NULL);
 	_exit(2);
+}
+
+void checkdead(void)
+{
+	checkdead_exiting(0);
 }

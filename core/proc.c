@@ -313,7 +313,7 @@ static void m_reap(struct m *mp)
 	bool spare = sched.nmidle >= gomaxprocs;
 	if (spare) {
 		sched.mcount--;
-		checkdead(); /* it may have been the last one looking */
+		checkdead_exiting(1); /* it may have been the last one */
 	}
 	rlock_unlock(&sched.lock);
 	if (!spare)

@@ -432,6 +432,7 @@ void sysmon_start(void);
 void sysmon_ensure(void); /* start it if it is not running */
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
+void checkdead_exiting(int exiting); /* ...by Ms about to exit */
 void newm_start_pending(void); /* sysmon: start the Ms newm asked for */
 /* sysmon: take the P of mp, which sleeps in the kernel in user code, and
  * hand it off; false if mp entered the runtime meanwhile. */
