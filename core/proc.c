@@ -301,7 +301,6 @@ static bool stopm(struct m *mp, int64_t deadline)
 static int64_t m_reap_deadline(struct m *mp)
 {
 	if (mp->tid == sys_getpid() ||
-	    atomic_load(&sched.npidle) == 0 ||
 	    __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) < gomaxprocs)
 		return -1;
 	return nanotime() + M_REAP_NS;
