@@ -93,14 +93,19 @@ int gsignal_send(struct g *gp, int sig)
 	}
 	atomic_fetch_or(&gp->sigpending, sigbit(sig));
 	uint32_t st = atomic_load(&gp->status);
-	if (st == G_WAITING && !(gp->sigmask & sigbit(sig)))
+	bool blocked = gp->sigmask & sigbit(sig);
+	if (st == G_WAITING && !blocked)
 		gsignal_interrupt(gp);
-	if (st != G_RUNNING && st != G_SYSCALL)
+	/* On an M now: it takes it there, if its mask lets it (a blocked
+	 * one stays kept in the G: made pending on the M's thread it would
+	 * go to the M's next goroutine), or if it waits for exactly that in
+	 * sigwait. (It may leave that M in the instant before the kernel
+	 * delivers; then the M's next goroutine gets it, a window the
+	 * runtime cannot close without running on the target.) */
+	if (!(st == G_RUNNING && !blocked) &&
+	    !(st == G_SYSCALL &&
+	      (!blocked || (atomic_load(&gp->sigwait_set) & sigbit(sig)))))
 		return 0;
-	/* On an M now: it takes it there. (It may leave that M in the
-	 * instant before the kernel delivers; then the M's next goroutine
-	 * gets it, a window the runtime cannot close without running on the
-	 * target.) */
 	struct m *mp = gp->m;
 	if (mp && (atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
 		   sigbit(sig)))

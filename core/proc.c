@@ -1107,6 +1107,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->req_stacksize = stacksize;
 	gp->attrs = attr->attrs;
 	atomic_store(&gp->sigpending, 0);
+	atomic_store(&gp->sigwait_set, 0);
 	/* A new thread has no alternate signal stack. */
 	gp->altstack = (stack_t){ .ss_flags = SS_DISABLE };
 	/* ...and its signal mask, as pthread_create gives it. */

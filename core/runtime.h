@@ -101,6 +101,7 @@ struct g {
 	uint64_t sigmask;
 	/* Signals sent to it (pthread_kill) while it was not on an M. */
 	_Atomic uint64_t sigpending;
+	_Atomic uint64_t sigwait_set; /* what it waits for in sigwait */
 	stack_t altstack; /* its sigaltstack; the M's while it runs */
 	/* Interruptible waits (gsignal.c): a signal with a handler ends the
 	 * wait on intr_w as a timeout would, and sets intr_hit; intr_restart

@@ -204,12 +204,13 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
-/* A goroutine for sig: one parked in a wait the signal interrupts, else
- * one that waits or runs; NULL if every one blocks it. allgs only grows
- * at its head, so it is walked without its lock. */
+/* A goroutine for sig, one that takes it at once if there is one: parked
+ * in a wait the signal interrupts, else on an M (running, or in a system
+ * call), else any; NULL if every one blocks it. allgs only grows at its
+ * head, so it is walked without its lock. */
 static struct g *route_target(int sig)
 {
-	struct g *best = NULL;
+	struct g *on_m = NULL, *any = NULL;
 
 	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
 	     gp; gp = gp->alllink) {
@@ -219,10 +220,12 @@ static struct g *route_target(int sig)
 			continue;
 		if (st == G_WAITING && gp->intr_w)
 			return gp;
-		if (best == NULL)
-			best = gp;
+		if (on_m == NULL && (st == G_RUNNING || st == G_SYSCALL))
+			on_m = gp;
+		if (any == NULL)
+			any = gp;
 	}
-	return best;
+	return on_m ? on_m : any;
 }
 
 void sigroute_run(void)

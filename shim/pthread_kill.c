@@ -96,11 +96,23 @@ static int sys_wait(const sigset_t *set, siginfo_t *si,
 	return (int)r;
 }
 
+/* The wait, with the set published (gsignal_send sends what it holds to
+ * the M while the goroutine sits in the kernel); a signal kept just
+ * before the publishing is taken instead. */
 GOSHIM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *si,
 			       const struct timespec *t)
 {
 	int sig = take_kept(set, si);
-	return sig ? sig : sys_wait(set, si, t);
+	if (sig || !shim_active() || !on_goroutine())
+		return sig ? sig : sys_wait(set, si, t);
+	struct g *gp = getg();
+	atomic_store(&gp->sigwait_set, set_bits(set));
+	sig = take_kept(set, si);
+	int r = sig ? sig : sys_wait(set, si, t);
+	int e = errno;
+	atomic_store(&gp->sigwait_set, 0);
+	errno = e;
+	return r;
 }
 
 GOSHIM_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *si)
