@@ -140,6 +140,7 @@ static void *m_thread_main(void *arg)
 	g_current = g0;
 	mp->tid = tls_tid(g0->tcb);
 	mp->sigmask = thread_sigmask(); /* sysmon's, until a G runs */
+	wire_new_m();
 	mp->altstack = thread_altstack();
 	acquirep(mp, mp->nextp);
 	mp->nextp = NULL;

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "debug.h"
 #include "gomaxprocs.h"
 #include "netpoll.h"
@@ -305,6 +306,8 @@ static void sysmon_short_slice(void)
 	} a = {
 		.size = sizeof a,
 		.policy = SCHED_OTHER,
+		/* the process's nice (a `nice make` stays niced) */
+		.nice = 20 - (int32_t)SYS2(SYS_getpriority, PRIO_PROCESS, 0),
 		.runtime = 100000,
 	};
 	SYS3(SYS_sched_setattr, 0, &a, 0);

@@ -49,6 +49,25 @@ void wire_init(void)
 	base_nice = 20 - (int)SYS2(SYS_getpriority, PRIO_PROCESS, 0);
 }
 
+void wire_new_m(void)
+{
+	struct { /* the kernel's struct sched_attr, first version */
+		uint32_t size, policy;
+		uint64_t flags;
+		int32_t nice;
+		uint32_t priority;
+		uint64_t runtime, deadline, period;
+	} a = {
+		.size = sizeof a,
+		.policy = (uint32_t)(base_policy & ~SCHED_RESET_ON_FORK),
+		.flags = base_policy & SCHED_RESET_ON_FORK ? 1 : 0,
+		.nice = base_nice,
+		.priority = (uint32_t)base_priority,
+	};
+	/* runtime 0: the kernel's default slice, not sysmon's short one */
+	SYS3(SYS_sched_setattr, 0, &a, 0);
+}
+
 size_t wire_mask_bytes(void)
 {
 	return mask_bytes;

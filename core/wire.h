@@ -27,6 +27,9 @@ struct thread_attrs {
 
 /* Read the process's values (the baseline). */
 void wire_init(void);
+/* A new M (made by sysmon, which runs with a short slice of its own)
+ * takes the process's scheduling values. */
+void wire_new_m(void);
 /* The kernel's CPU mask size in bytes. */
 size_t wire_mask_bytes(void);
 

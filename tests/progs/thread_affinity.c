@@ -18,6 +18,7 @@
 #define NBYSTANDERS 8
 
 static cpu_set_t process_mask;
+static int process_nice; /* a niced harness runs us niced */
 
 /* The kernel's view of the calling OS thread: nice and policy. */
 static void real_thread(int *nice, int *policy)
@@ -86,10 +87,10 @@ static void *bystander(void *arg)
 		usleep(100);
 		sched_getaffinity(0, sizeof m, &m);
 		bad += !CPU_EQUAL(&m, &process_mask);
-		bad += getpriority(PRIO_PROCESS, 0) != 0;
+		bad += getpriority(PRIO_PROCESS, 0) != process_nice;
 		bad += sched_getscheduler(0) != SCHED_OTHER;
 		real_thread(&nice, &policy);
-		bad += nice != 0 || policy != SCHED_OTHER;
+		bad += nice != process_nice || policy != SCHED_OTHER;
 	}
 	return (void *)(long)bad;
 }
@@ -148,6 +149,7 @@ int main(void)
 	long bad = 0;
 
 	sched_getaffinity(0, sizeof process_mask, &process_mask);
+	process_nice = getpriority(PRIO_PROCESS, 0);
 
 	pthread_create(&p, NULL, pinned, NULL);
 	for (int i = 0; i < NBYSTANDERS; i++)
