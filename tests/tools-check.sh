@@ -131,6 +131,8 @@ check "stress: the server's /hits counter = requests answered" \
 	"all(l[m]['hits'] == l[m]['total'] for l in v['levels'] for m in ('native', 'goshim'))" "$work/s.json"
 check "stress: native server peak threads >= 51, goshim <= GOMAXPROCS+4" \
 	"v['levels'][0]['native']['peak_threads'] >= 51 and v['levels'][0]['goshim']['peak_threads'] <= $procs + 4" "$work/s.json"
+python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["levels"][0]
+print("     (peak threads: native %s, goshim %s)" % (l["native"]["peak_threads"], l["goshim"]["peak_threads"]))' "$work/s.json"
 check "stress: latencies ordered p50 <= p90 <= p99 <= max" \
 	"all(0 < l[m]['p50_us'] <= l[m]['p90_us'] <= l[m]['p99_us'] <= l[m]['max_us'] for l in v['levels'] for m in ('native', 'goshim'))" "$work/s.json"
 if python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); m = [p.get("data-mode") for p in r.iter("{http://www.w3.org/2000/svg}polyline")]; sys.exit(0 if sorted(m) == ["goshim"] * 2 + ["native"] * 2 else 1)' "$work/s.svg"; then
