@@ -120,11 +120,22 @@ static void tick(union sigval sv)
 		atomic_fetch_sub(&inside, 1);
 		return;
 	}
-	/* Take two units when there are, give them back. */
+	/* Take two units when there are, give them back. Callbacks may run
+	 * at once (one thread per expiry), so the second wait is bounded:
+	 * three of them each holding one unit and waiting for another would
+	 * hold every unit for good. */
 	if (sem_trywait(&units) == 0) {
-		if (sem_wait(&units))
-			die("tick sem_wait");
-		sem_post(&units);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 2000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (sem_timedwait(&units, &ts) == 0)
+			sem_post(&units);
+		else if (errno != ETIMEDOUT)
+			die("tick sem_timedwait");
 		sem_post(&units);
 	}
 	atomic_fetch_add(&ticks, 1);
