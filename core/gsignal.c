@@ -22,10 +22,6 @@
 #include "sys.h"
 #include "timer.h"
 
-static uint64_t sigbit(int sig)
-{
-	return (uint64_t)1 << (sig - 1);
-}
 
 static long m_tgkill(pid_t tid, int sig)
 {

@@ -207,10 +207,6 @@ static bool installed;
 static uintptr_t cookie;
 static size_t stack_need;
 
-static uint64_t sigbit(int sig)
-{
-	return (uint64_t)1 << (sig - 1);
-}
 
 static void prog_read(struct sigaction *out)
 {

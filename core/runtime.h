@@ -268,6 +268,14 @@ void m_set_sigmask(struct m *mp, uint64_t mask);
 /* The thread's sigaltstack, read back as the kernel keeps it. */
 stack_t thread_altstack(void);
 
+/* Signals as bits of the kernel's 64-bit sigset; SIGCANCEL and SIGSETXID
+ * are glibc's own, which every thread must take and nobody may block. */
+#define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
+static inline uint64_t sigbit(int sig)
+{
+	return (uint64_t)1 << (sig - 1);
+}
+
 /* ---- gsignal.c: pthread_kill to a goroutine ---- */
 int gsignal_send(struct g *gp, int sig); /* 0 or errno */
 /* On gp: raise what was kept for it and its mask lets through. */

@@ -33,12 +33,7 @@
 #include "sys.h"
 
 #define NSIG_KERNEL 64
-#define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
 
-static uint64_t sigbit(int sig)
-{
-	return (uint64_t)1 << (sig - 1);
-}
 
 /* ---- the program's dispositions ----------------------------------------- */
 

@@ -72,6 +72,14 @@ long sys_read_file(const char *path, char *buf, size_t cap);
  * 5.11 epoll_pwait in milliseconds rounded up, so never back before the
  * time; mask: a kernel sigset or NULL. Count or -errno. */
 struct timespec;
+/* The kernel's struct sched_attr, first version (sched_setattr). */
+struct sys_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
 long sys_epoll_wait_ts(int epfd, void *ev, int max, const struct timespec *ts,
 		       const void *mask);
 

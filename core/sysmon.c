@@ -297,13 +297,7 @@ static void watch_lost(int64_t now, int64_t *next)
  */
 static void sysmon_short_slice(void)
 {
-	struct { /* the kernel's struct sched_attr, first version */
-		uint32_t size, policy;
-		uint64_t flags;
-		int32_t nice;
-		uint32_t priority;
-		uint64_t runtime, deadline, period;
-	} a = {
+	struct sys_sched_attr a = {
 		.size = sizeof a,
 		.policy = SCHED_OTHER,
 		/* the process's nice (a `nice make` stays niced) */
@@ -323,7 +317,7 @@ static void *sysmon_main(void *arg)
 	/* Signals are the program's: never deliver one here (but glibc's
 	 * own, SIGCANCEL and SIGSETXID, which every thread must take). The
 	 * Ms sysmon creates start with this mask until they run a G. */
-	uint64_t all = ~((uint64_t)3 << 31);
+	uint64_t all = ~SIG_GLIBC_INTERNAL;
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
 	sysmon_short_slice();
 	for (;;) {

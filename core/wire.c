@@ -51,13 +51,7 @@ void wire_init(void)
 
 void wire_new_m(void)
 {
-	struct { /* the kernel's struct sched_attr, first version */
-		uint32_t size, policy;
-		uint64_t flags;
-		int32_t nice;
-		uint32_t priority;
-		uint64_t runtime, deadline, period;
-	} a = {
+	struct sys_sched_attr a = {
 		.size = sizeof a,
 		.policy = (uint32_t)(base_policy & ~SCHED_RESET_ON_FORK),
 		.flags = base_policy & SCHED_RESET_ON_FORK ? 1 : 0,

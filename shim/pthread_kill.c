@@ -141,7 +141,7 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	/* A kept signal the temporary mask lets through is delivered now,
 	 * under that mask, as the kernel would have. */
 	if (gp && (atomic_load(&gp->sigpending) & ~set_bits(set))) {
-		uint64_t tmp = set_bits(set) & ~((uint64_t)3 << 31), old;
+		uint64_t tmp = set_bits(set) & ~SIG_GLIBC_INTERNAL, old;
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &tmp, &old, 8);
 		uint64_t keep = gp->sigmask;
 		gp->sigmask = tmp;

@@ -12,8 +12,6 @@
 #include "../core/sys.h"
 #include "shim.h"
 
-#define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
-
 static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
 {
 	uint64_t nset, prev;
