@@ -83,4 +83,17 @@ struct sys_sched_attr {
 long sys_epoll_wait_ts(int epfd, void *ev, int max, const struct timespec *ts,
 		       const void *mask);
 
+/*
+ * The program's pointers that the kernel would check: where goshim has to
+ * read or write such memory itself, a bad pointer gets the kernel's EFAULT,
+ * not a SIGSEGV inside goshim.
+ *
+ * sys_ts_check: the kernel's checks of a timespec it reads (EFAULT, then
+ * EINVAL unless 0 <= tv_nsec < 1e9 and tv_sec >= 0); 0 if valid.
+ * sys_copy_in/out: n bytes from/to the program's memory, 0 or -EFAULT.
+ */
+long sys_ts_check(const struct timespec *ts);
+long sys_copy_in(void *dst, const void *src, size_t n);
+long sys_copy_out(void *dst, const void *src, size_t n);
+
 #endif

@@ -35,7 +35,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
-#include <linux/futex.h>
 #include "fd.h"
 
 #define FEW 8
@@ -522,17 +521,6 @@ GOSHIM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max,
 				      mask));
 }
 
-/* The kernel's checks of a timeout it reads from the program, without
- * touching it here first: FUTEX_WAIT reads and checks its timeout the same
- * way (EFAULT, then EINVAL unless valid) before it compares the word,
- * which does not match, so it returns EAGAIN at once. 0 if valid. */
-static long ts_check(const struct timespec *ts)
-{
-	uint32_t word = 0;
-	long r = SYS6(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 1, ts, NULL, 0);
-	return r == -EAGAIN ? 0 : r;
-}
-
 GOSHIM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 			       const struct timespec *ts, const sigset_t *mask)
 {
@@ -543,7 +531,7 @@ GOSHIM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 				    SYS6(SYS_epoll_pwait2, epfd, ev, max, ts,
 					 mask, SIGSET_BYTES),
 				    epfd, ev, max, ts, mask);
-	if (ts && (r = ts_check(ts)) != 0)
+	if (ts && (r = sys_ts_check(ts)) != 0)
 		return (int)fd_ret(r);
 	if (ts_zero(ts))
 		return (int)fd_ret(SYS6(SYS_epoll_pwait2, epfd, ev, max, ts,

@@ -1,6 +1,9 @@
 /*
  * sleep.c: sleeping parks the goroutine on a runtime timer; its M runs
  * others meanwhile. Arguments are checked as the kernel checks them.
+ * The request is read only after the kernel has judged it (EFAULT, EINVAL),
+ * and the time left is written back the kernel's way: a bad pointer gets
+ * EFAULT, as natively, not a SIGSEGV inside goshim.
  * Sleeps on clocks the runtime does not keep (CPU-time clocks) and sleeps
  * of threads goshim did not create go to the C library. A signal with a
  * handler sent to the sleeping goroutine ends the sleep: EINTR and the
@@ -11,6 +14,7 @@
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
+#include "../core/sys.h"
 #include "../core/timer.h"
 #include "shim.h"
 
@@ -41,12 +45,11 @@ GOSHIM_EXPORT int clock_nanosleep(clockid_t clk, int flags,
 {
 	if (!shim_active() || !on_goroutine() || !runtime_clock(clk))
 		return real.clock_nanosleep(clk, flags, req, rem);
-	if (req->tv_nsec < 0 || req->tv_nsec >= 1000000000)
-		return EINVAL;
+	long err = sys_ts_check(req);
+	if (err)
+		return (int)-err;
 	if (flags & TIMER_ABSTIME)
 		return park_until(shim_deadline(clk, req)) ? 0 : EINTR;
-	if (req->tv_sec < 0)
-		return EINVAL;
 	int64_t now = nanotime();
 	int64_t ns = req->tv_sec > (INT64_MAX - now) / 1000000000 - 1
 			     ? INT64_MAX - now
@@ -57,8 +60,9 @@ GOSHIM_EXPORT int clock_nanosleep(clockid_t clk, int flags,
 		int64_t left = now + ns - nanotime();
 		if (left < 0)
 			left = 0;
-		rem->tv_sec = left / 1000000000;
-		rem->tv_nsec = left % 1000000000;
+		struct timespec ts = { left / 1000000000, left % 1000000000 };
+		if (sys_copy_out(rem, &ts, sizeof ts) != 0)
+			return EFAULT;
 	}
 	return EINTR;
 }
