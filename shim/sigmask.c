@@ -14,25 +14,35 @@
 
 static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
 {
-	uint64_t nset, prev;
+	uint64_t nset, prev, now;
 	const uint64_t *p = NULL;
+	int err = 0;
 
 	if (set) {
-		memcpy(&nset, set, sizeof nset);
+		memcpy(&nset, set, sizeof nset); /* glibc reads it too */
 		if (how != SIG_UNBLOCK)
 			nset &= ~SIG_GLIBC_INTERNAL;
 		p = &nset;
 	}
-	long r = SYS4(SYS_rt_sigprocmask, how, p, &prev, sizeof prev);
-	if (r < 0)
+	/* The kernel writes the old mask (8 bytes) into the program's
+	 * memory itself: where it cannot, the change is made all the same
+	 * and the answer is EFAULT, as natively. */
+	long r = SYS4(SYS_rt_sigprocmask, how, p, old ? (void *)old : &prev,
+		      sizeof prev);
+	if (r == -EFAULT && old && set) {
+		err = EFAULT;
+		SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &now, sizeof now);
+	} else if (r < 0) {
 		return (int)-r;
-	if (old)
-		memcpy(old, &prev, sizeof prev); /* as the kernel: 8 bytes */
+	} else if (set) {
+		if (old)
+			memcpy(&prev, old, sizeof prev);
+		now = how == SIG_BLOCK	  ? prev | nset
+		      : how == SIG_UNBLOCK ? prev & ~nset
+					   : nset;
+	}
 	if (set && shim_active() && on_goroutine()) {
 		struct g *gp = getg();
-		uint64_t now = how == SIG_BLOCK ? prev | nset
-			       : how == SIG_UNBLOCK ? prev & ~nset
-						    : nset;
 		sigroute_mask_change(gp->sigmask, now, true, true);
 		gp->sigmask = now;
 		gp->m->sigmask = now;
@@ -40,7 +50,7 @@ static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
 		if (atomic_load(&gp->sigpending) & ~now)
 			gsignal_deliver(gp);
 	}
-	return 0;
+	return err;
 }
 
 GOSHIM_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
