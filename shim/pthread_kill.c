@@ -62,19 +62,10 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 	return r < 0 ? (int)-r : 0;
 }
 
-static uint64_t set_bits(const sigset_t *set)
-{
-	uint64_t s;
-	memcpy(&s, set, sizeof s);
-	return s;
-}
-
 /* A kept signal in set, taken for a wait: its number, or 0. */
-static int take_kept(const sigset_t *set, siginfo_t *si)
+static int take_kept(uint64_t set, siginfo_t *si)
 {
-	if (!shim_active() || !on_goroutine())
-		return 0;
-	int sig = gsignal_take(getg(), set_bits(set));
+	int sig = gsignal_take(getg(), set);
 	if (sig && si) {
 		memset(si, 0, sizeof *si);
 		si->si_signo = sig;
@@ -83,6 +74,18 @@ static int take_kept(const sigset_t *set, siginfo_t *si)
 		si->si_uid = getuid();
 	}
 	return sig;
+}
+
+/* The program's set, read the kernel's way (a bad pointer is EFAULT, as
+ * natively): 0 or -1 with errno. */
+static int set_bits(const sigset_t *set, uint64_t *bits)
+{
+	long r = sys_copy_in(bits, set, sizeof *bits);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return 0;
 }
 
 static int sys_wait(const sigset_t *set, siginfo_t *si,
@@ -102,12 +105,18 @@ static int sys_wait(const sigset_t *set, siginfo_t *si,
 GOSHIM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *si,
 			       const struct timespec *t)
 {
-	int sig = take_kept(set, si);
-	if (sig || !shim_active() || !on_goroutine())
-		return sig ? sig : sys_wait(set, si, t);
+	uint64_t bits;
+
+	if (!shim_active() || !on_goroutine())
+		return sys_wait(set, si, t);
+	if (set_bits(set, &bits) < 0)
+		return -1;
+	int sig = take_kept(bits, si);
+	if (sig)
+		return sig;
 	struct g *gp = getg();
-	atomic_store(&gp->sigwait_set, set_bits(set));
-	sig = take_kept(set, si);
+	atomic_store(&gp->sigwait_set, bits);
+	sig = take_kept(bits, si);
 	int r = sig ? sig : sys_wait(set, si, t);
 	int e = errno;
 	atomic_store(&gp->sigwait_set, 0);
@@ -137,11 +146,14 @@ GOSHIM_EXPORT int sigwait(const sigset_t *set, int *sig)
 GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 {
 	struct g *gp = shim_active() && on_goroutine() ? getg() : NULL;
+	uint64_t bits;
 
 	/* A kept signal the temporary mask lets through is delivered now,
 	 * under that mask, as the kernel would have. */
-	if (gp && (atomic_load(&gp->sigpending) & ~set_bits(set))) {
-		uint64_t tmp = set_bits(set) & ~SIG_GLIBC_INTERNAL, old;
+	if (gp && atomic_load(&gp->sigpending) != 0 &&
+	    set_bits(set, &bits) == 0 &&
+	    (atomic_load(&gp->sigpending) & ~bits)) {
+		uint64_t tmp = bits & ~SIG_GLIBC_INTERNAL, old;
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &tmp, &old, 8);
 		uint64_t keep = gp->sigmask;
 		gp->sigmask = tmp;
@@ -164,7 +176,9 @@ GOSHIM_EXPORT int sigpending(sigset_t *set)
 		return -1;
 	}
 	if (shim_active() && on_goroutine()) {
-		uint64_t s = set_bits(set) | atomic_load(&getg()->sigpending);
+		uint64_t s; /* the kernel has just written it */
+		memcpy(&s, set, sizeof s);
+		s |= atomic_load(&getg()->sigpending);
 		memcpy(set, &s, sizeof s);
 	}
 	return 0;
