@@ -7,7 +7,11 @@
  * (on the joiner's stack) is never touched after the joiner has returned,
  * not even when a deadline and the exit race. Errors are glibc's: EDEADLK
  * for self and for two threads joining each other, EINVAL for a detached
- * target or a second joiner, EBUSY from tryjoin, ETIMEDOUT.
+ * target or a second joiner, EBUSY from tryjoin, ETIMEDOUT. A G already
+ * joined or reaped waits in a free list (G_IDLE) until a new thread takes
+ * it, and is never freed twice: its handle gets what glibc answers from the
+ * descriptor it caches, EINVAL for a thread that was detached, else ESRCH
+ * (EBUSY from tryjoin).
  */
 #include <errno.h>
 #include "runtime.h"
@@ -26,6 +30,10 @@ int go_join(struct g *gp, void **ret, bool try, int64_t deadline)
 	if (me && me->is_g0)
 		me = NULL;
 	spin_lock(&gp->jlock);
+	if (g_gone(gp)) {
+		spin_unlock(&gp->jlock);
+		return gp->detached ? EINVAL : try ? EBUSY : ESRCH;
+	}
 	if (try && !gp->exited) {
 		spin_unlock(&gp->jlock);
 		return EBUSY;
@@ -74,6 +82,10 @@ int go_join(struct g *gp, void **ret, bool try, int64_t deadline)
 int go_detach(struct g *gp)
 {
 	spin_lock(&gp->jlock);
+	if (g_gone(gp)) {
+		spin_unlock(&gp->jlock);
+		return gp->detached ? EINVAL : ESRCH;
+	}
 	if (gp->detached) {
 		spin_unlock(&gp->jlock);
 		return EINVAL;
@@ -83,12 +95,12 @@ int go_detach(struct g *gp)
 		spin_unlock(&gp->jlock);
 		return 0;
 	}
+	gp->detached = true; /* kept while the G waits to be reused */
 	if (gp->exited) {
 		spin_unlock(&gp->jlock);
 		g_free(gp);
 		return 0;
 	}
-	gp->detached = true;
 	spin_unlock(&gp->jlock);
 	return 0;
 }

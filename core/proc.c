@@ -1245,16 +1245,27 @@ void main_goroutine_exit(void)
 	runtime_throw("main goroutine resumed after exit");
 }
 
+/* What a stale handle finds once its G's stack is gone: no thread. */
+static struct g gone_g = { .status = G_IDLE, .exited = true };
+
+/* A handle outlives its thread: glibc keeps a joined thread's descriptor
+ * in its stack cache, goshim unmaps a stack of another size than the
+ * default (and a stack the program gave back is the program's). So the
+ * handle is read only where the kernel says it can be, and a G that has
+ * moved on to another TCB, or none, no longer answers for it. */
 struct g *g_from_handle(uintptr_t handle)
 {
-	struct g *gp;
+	struct g **slot, *gp;
 
 	if (handle == 0)
 		return NULL;
-	gp = *(struct g **)(handle + (uintptr_t)tls_g_offset());
-	if (gp == NULL || gp->magic != G_MAGIC || (uintptr_t)gp->tcb != handle)
+	slot = (struct g **)(handle + (uintptr_t)tls_g_offset());
+	if (!sys_readable(slot))
+		return &gone_g;
+	gp = *slot;
+	if (gp == NULL || gp->magic != G_MAGIC)
 		return NULL;
-	return gp;
+	return (uintptr_t)gp->tcb == handle ? gp : &gone_g;
 }
 
 /* ---- system calls ------------------------------------------------------- */

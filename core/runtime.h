@@ -358,7 +358,14 @@ void gosched(void);  /* yield: to the global queue (sched_yield) */
 void goyield(void);  /* yield: to the tail of the local queue */
 void gopreempt(void); /* preempted by sysmon's signal: as gosched */
 void g_free(struct g *gp); /* a dead, joined or detached G */
+/* The G behind a pthread_t: NULL for a thread goshim did not make; a G
+ * that g_gone() calls gone for a handle whose thread was joined or reaped
+ * (glibc answers ESRCH for those while its descriptor is cached). */
 struct g *g_from_handle(uintptr_t handle);
+static inline bool g_gone(struct g *gp)
+{
+	return atomic_load(&gp->status) == G_IDLE;
+}
 void main_goroutine_exit(void) __attribute__((noreturn));
 
 /* ---- join.c ---- */

@@ -73,6 +73,16 @@ long sys_ts_check(const struct timespec *ts)
 	return r == -EAGAIN ? 0 : r;
 }
 
+/* FUTEX_WAIT reads the word (EFAULT if it cannot) and compares it with 1,
+ * which an aligned pointer never is; were it 1, the zero timeout ends the
+ * wait at once. */
+bool sys_readable(const void *p)
+{
+	struct timespec zero = { 0, 0 };
+	return sys_futex((void *)p, FUTEX_WAIT_PRIVATE, 1, &zero, NULL, 0) !=
+	       -EFAULT;
+}
+
 /* process_vm_readv/writev on the process itself: the kernel copies, and
  * says EFAULT where the program's memory is not there (or not writable).
  * Where they are refused (a seccomp filter), a plain copy. */

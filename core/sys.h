@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "../arch/arch.h"
 
@@ -93,6 +94,8 @@ long sys_epoll_wait_ts(int epfd, void *ev, int max, const struct timespec *ts,
  * sys_copy_in/out: n bytes from/to the program's memory, 0 or -EFAULT.
  */
 long sys_ts_check(const struct timespec *ts);
+/* Whether the 4-byte aligned word at p can be read (the kernel reads it). */
+bool sys_readable(const void *p);
 long sys_copy_in(void *dst, const void *src, size_t n);
 long sys_copy_out(void *dst, const void *src, size_t n);
 

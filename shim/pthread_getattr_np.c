@@ -20,6 +20,8 @@ GOSHIM_EXPORT int pthread_getattr_np(pthread_t t, pthread_attr_t *attr)
 
 	if (gp == NULL || gp->is_main)
 		return real.pthread_getattr_np(t, attr);
+	if (g_gone(gp))
+		return ESRCH; /* joined or reaped */
 	if ((err = pthread_attr_init(attr)) != 0)
 		return err;
 	spin_lock(&gp->jlock);

@@ -2,7 +2,8 @@
  * pthread_name.c: thread names. glibc writes /proc/self/task/TID/comm, and
  * a goroutine has no task of its own: its name is kept in the G (15 bytes,
  * inherited from the creator like a Linux thread's comm). The main thread
- * is a real task; glibc names it.
+ * is a real task; glibc names it. A thread joined or reaped has no task
+ * left to name: ENOENT, as glibc's open of its comm file says.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +22,8 @@ GOSHIM_EXPORT int pthread_setname_np(pthread_t t, const char *name)
 	len = strlen(name);
 	if (len >= TASK_COMM_LEN)
 		return ERANGE;
+	if (g_gone(gp))
+		return ENOENT;
 	memcpy(gp->name, name, len + 1);
 	return 0;
 }
@@ -33,6 +36,8 @@ GOSHIM_EXPORT int pthread_getname_np(pthread_t t, char *buf, size_t len)
 		return real.pthread_getname_np(t, buf, len);
 	if (len < TASK_COMM_LEN)
 		return ERANGE;
+	if (g_gone(gp))
+		return ENOENT;
 	memcpy(buf, gp->name, TASK_COMM_LEN);
 	buf[TASK_COMM_LEN - 1] = '\0';
 	return 0;

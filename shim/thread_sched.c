@@ -78,6 +78,8 @@ GOSHIM_EXPORT int pthread_setaffinity_np(pthread_t t, size_t size,
 	struct g *gp = shim_thread(t);
 	if (gp == NULL)
 		return real.pthread_setaffinity_np(t, size, set);
+	if (g_gone(gp))
+		return ESRCH; /* joined or reaped */
 	return wire_set_affinity(gp, size, set);
 }
 
@@ -87,6 +89,8 @@ GOSHIM_EXPORT int pthread_getaffinity_np(pthread_t t, size_t size,
 	struct g *gp = shim_thread(t);
 	if (gp == NULL)
 		return real.pthread_getaffinity_np(t, size, set);
+	if (g_gone(gp))
+		return ESRCH; /* joined or reaped */
 	return wire_get_affinity(gp, size, set);
 }
 
@@ -126,6 +130,8 @@ GOSHIM_EXPORT int pthread_setschedparam(pthread_t t, int policy,
 	struct g *gp = shim_thread(t);
 	if (gp == NULL)
 		return real.pthread_setschedparam(t, policy, param);
+	if (g_gone(gp))
+		return ESRCH; /* joined or reaped */
 	if (policy < 0)
 		return EINVAL;
 	return wire_set_sched(gp, policy, param->sched_priority);
@@ -137,6 +143,8 @@ GOSHIM_EXPORT int pthread_getschedparam(pthread_t t, int *policy,
 	struct g *gp = shim_thread(t);
 	if (gp == NULL)
 		return real.pthread_getschedparam(t, policy, param);
+	if (g_gone(gp))
+		return ESRCH; /* joined or reaped */
 	memset(param, 0, sizeof *param);
 	wire_get_sched(gp, policy, &param->sched_priority);
 	*policy &= ~SCHED_RESET_ON_FORK;
@@ -148,6 +156,8 @@ GOSHIM_EXPORT int pthread_setschedprio(pthread_t t, int prio)
 	struct g *gp = shim_thread(t);
 	if (gp == NULL)
 		return real.pthread_setschedprio(t, prio);
+	if (g_gone(gp))
+		return ESRCH; /* joined or reaped */
 	return wire_set_sched(gp, -1, prio);
 }
 
