@@ -16,29 +16,45 @@
 #include "shim.h"
 
 /* SIGCANCEL and SIGSETXID are glibc's own: EINVAL, as glibc answers. */
-static bool valid_signal(int sig)
+static bool internal_signal(int sig)
 {
-	return sig >= 0 && sig < 65 && sig != 32 && sig != 33;
+	return sig == 32 || sig == 33;
 }
 
+/* What the kernel takes (0 only probes). */
+static bool valid_signal(int sig)
+{
+	return sig >= 0 && sig < 65;
+}
+
+static bool has_exited(struct g *gp)
+{
+	spin_lock(&gp->jlock);
+	bool exited = gp->exited;
+	spin_unlock(&gp->jlock);
+	return exited;
+}
+
+/* glibc's order: its own signals are refused, then a thread that has
+ * exited takes nothing and that is no error (since 2.34), whatever the
+ * number; the kernel judges the number only for a live thread. */
 GOSHIM_EXPORT int pthread_kill(pthread_t t, int sig)
 {
 	struct g *gp = shim_thread(t);
 
 	if (gp == NULL)
 		return real.pthread_kill(t, sig);
+	if (internal_signal(sig))
+		return EINVAL;
+	if (has_exited(gp) || sig == 0)
+		return 0;
 	if (!valid_signal(sig))
 		return EINVAL;
-	spin_lock(&gp->jlock);
-	bool exited = gp->exited;
-	spin_unlock(&gp->jlock);
-	/* As glibc since 2.34: a thread that has exited takes nothing, and
-	 * that is no error. */
-	if (exited || sig == 0)
-		return 0;
 	return gsignal_send(gp, sig);
 }
 
+/* glibc's order: ESRCH for a thread whose tid the kernel has cleared,
+ * before any look at the signal. */
 GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 				   const union sigval value)
 {
@@ -46,7 +62,9 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 
 	if (gp == NULL)
 		return real.pthread_sigqueue(t, sig, value);
-	if (!valid_signal(sig))
+	if (has_exited(gp))
+		return ESRCH;
+	if (internal_signal(sig) || !valid_signal(sig))
 		return EINVAL;
 	if (gp != getg())
 		return pthread_kill(t, sig); /* the value is not carried */
