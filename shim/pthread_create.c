@@ -64,6 +64,23 @@ static int read_attr(const pthread_attr_t *attr, struct spawn_attr *sa)
 	return 0;
 }
 
+/* The attr's CPU set, in a buffer of *len bytes (at least the kernel's
+ * mask size): glibc refuses to hand out a set that has bits beyond the
+ * size asked for, so ask for more until it fits. NULL if out of memory. */
+static cpu_set_t *attr_mask(const pthread_attr_t *attr, size_t *len)
+{
+	cpu_set_t *mask = NULL;
+
+	for (*len = wire_mask_bytes();; *len *= 2) {
+		free(mask);
+		if ((mask = calloc(1, *len)) == NULL)
+			return NULL;
+		if (pthread_attr_getaffinity_np(attr, *len, mask) != EINVAL ||
+		    *len >= (1u << 20))
+			return mask;
+	}
+}
+
 /* The thread values the new goroutine starts with (NULL: the process's). */
 static int thread_values(const pthread_attr_t *attr, struct spawn_attr *sa)
 {
@@ -74,13 +91,14 @@ static int thread_values(const pthread_attr_t *attr, struct spawn_attr *sa)
 		err = wire_explicit_sched(&sa->attrs, sa->sched_policy,
 					  sa->sched_priority);
 	if (err == 0 && attr) {
-		size_t len = wire_mask_bytes();
-		cpu_set_t *mask = calloc(1, len);
+		size_t len;
+		cpu_set_t *mask = attr_mask(attr, &len);
 		if (mask == NULL)
 			err = EAGAIN;
-		/* glibc reports all CPUs for an attr without affinity. */
-		else if (pthread_attr_getaffinity_np(attr, len, mask) == 0 &&
-			 (size_t)CPU_COUNT_S(len, mask) != len * 8)
+		/* glibc reports all CPUs for an attr without affinity. The
+		 * kernel reads a set only as far as its own mask goes: CPUs
+		 * beyond do not exist, and a set of only those is EINVAL. */
+		else if ((size_t)CPU_COUNT_S(len, mask) != len * 8)
 			err = wire_explicit_mask(&sa->attrs, len, mask);
 		free(mask);
 	}
