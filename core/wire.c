@@ -289,37 +289,52 @@ out:
 	return err;
 }
 
+/* The program's set is read the kernel's way: EFAULT for a bad one. */
 int wire_set_affinity(struct g *gp, size_t len, const void *mask)
 {
 	unsigned char *m = calloc(1, mask_bytes);
 	struct value v = { .kind = V_MASK, .mask = m };
+	int err;
 
 	if (m == NULL)
 		return ENOMEM;
-	memcpy(m, mask, len < mask_bytes ? len : mask_bytes);
-	int err = wire_set(gp, &v);
+	if (sys_copy_in(m, mask, len < mask_bytes ? len : mask_bytes) != 0)
+		err = EFAULT;
+	else
+		err = wire_set(gp, &v);
 	free(m);
 	return err;
 }
 
+/* As the kernel and glibc answer: the kernel's mask size is written the
+ * kernel's way (EFAULT for a bad buffer), the rest is cleared. */
 int wire_get_affinity(struct g *gp, size_t len, void *mask)
 {
 	/* The kernel's rules for the buffer (sched_getaffinity). */
 	if (len < mask_bytes || (len & (sizeof(long) - 1)))
 		return EINVAL;
-	memset(mask, 0, len);
+	unsigned char *m = calloc(1, mask_bytes);
+	if (m == NULL)
+		return ENOMEM;
 	spin_lock(&gp->jlock);
 	struct thread_attrs *a = gp->attrs;
 	long r = 0;
 	if (a && a->has_mask && !a->pending && gp->lockedm)
-		r = SYS3(SYS_sched_getaffinity, gp->lockedm->tid, len, mask);
+		r = SYS3(SYS_sched_getaffinity, gp->lockedm->tid, mask_bytes,
+			 m);
 	else if (a && a->has_mask)
 		for (size_t i = 0; i < mask_bytes; i++)
-			((unsigned char *)mask)[i] = a->mask[i] & base_mask[i];
+			m[i] = a->mask[i] & base_mask[i];
 	else
-		memcpy(mask, base_mask, mask_bytes);
+		memcpy(m, base_mask, mask_bytes);
 	spin_unlock(&gp->jlock);
-	return r < 0 ? (int)-r : 0;
+	if (r >= 0)
+		r = sys_copy_out(mask, m, mask_bytes);
+	free(m);
+	if (r < 0)
+		return (int)-r;
+	memset((char *)mask + mask_bytes, 0, len - mask_bytes);
+	return 0;
 }
 
 int wire_set_sched(struct g *gp, int policy, int priority)

@@ -70,6 +70,17 @@ static int neg_errno(int err)
 	return 0;
 }
 
+/* A sched_param read the kernel's way: 0, or EFAULT for a bad pointer. */
+static int read_prio(const struct sched_param *param, int *prio)
+{
+	struct sched_param sp;
+
+	if (sys_copy_in(&sp, param, sizeof sp) != 0)
+		return EFAULT;
+	*prio = sp.sched_priority;
+	return 0;
+}
+
 /* ---- affinity ---- */
 
 GOSHIM_EXPORT int pthread_setaffinity_np(pthread_t t, size_t size,
@@ -167,10 +178,12 @@ GOSHIM_EXPORT int sched_setscheduler(pid_t pid, int policy,
 	bool gone;
 	struct g *gp = g_of_pid(pid, &gone);
 	if (gp) {
+		int prio, err;
 		if (param == NULL || policy < 0)
 			return neg_errno(EINVAL);
-		return neg_errno(wire_set_sched(gp, policy,
-						param->sched_priority));
+		if ((err = read_prio(param, &prio)) != 0)
+			return neg_errno(err);
+		return neg_errno(wire_set_sched(gp, policy, prio));
 	}
 	if (gone)
 		return neg_errno(ESRCH);
@@ -196,9 +209,12 @@ GOSHIM_EXPORT int sched_setparam(pid_t pid, const struct sched_param *param)
 	bool gone;
 	struct g *gp = g_of_pid(pid, &gone);
 	if (gp) {
+		int prio, err;
 		if (param == NULL)
 			return neg_errno(EINVAL);
-		return neg_errno(wire_set_sched(gp, -1, param->sched_priority));
+		if ((err = read_prio(param, &prio)) != 0)
+			return neg_errno(err);
+		return neg_errno(wire_set_sched(gp, -1, prio));
 	}
 	if (gone)
 		return neg_errno(ESRCH);
@@ -211,10 +227,12 @@ GOSHIM_EXPORT int sched_getparam(pid_t pid, struct sched_param *param)
 	struct g *gp = g_of_pid(pid, &gone);
 	int policy;
 	if (gp) {
+		struct sched_param sp = { 0 };
 		if (param == NULL)
 			return neg_errno(EINVAL);
-		memset(param, 0, sizeof *param);
-		wire_get_sched(gp, &policy, &param->sched_priority);
+		wire_get_sched(gp, &policy, &sp.sched_priority);
+		if (sys_copy_out(param, &sp, sizeof sp) != 0)
+			return neg_errno(EFAULT);
 		return 0;
 	}
 	if (gone)
