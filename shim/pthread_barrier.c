@@ -46,7 +46,8 @@ GOSHIM_EXPORT int pthread_barrier_init(pthread_barrier_t *b,
 		return EINVAL;
 	if (!shim_active() || pshared == PTHREAD_PROCESS_SHARED)
 		return real.pthread_barrier_init(b, attr, count);
-	if (count == 0 || count > INT_MAX)
+	/* glibc's limit: count < UINT_MAX / 2 (its BARRIER_IN_THRESHOLD) */
+	if (count == 0 || count >= UINT_MAX / 2)
 		return EINVAL;
 	*gb = (struct gbarrier){ .count = count, .magic = BARRIER_MAGIC };
 	return 0;
