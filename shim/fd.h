@@ -119,6 +119,9 @@ void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,
 	       size_t len);
 void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
 	       const struct iovec *iov, int iovcnt);
+/* recvmsg, sendmsg: the program's msghdr, read only once the kernel has. */
+void fd_op_msg(struct fd_op *op, enum fd_call call, int fd,
+	       const struct msghdr *msg);
 /* Skip n bytes of op already done (sendmmsg's partial message); false
  * if the copy of the program's buffers could not be made. */
 bool fd_op_skip(struct fd_op *op, size_t n);

@@ -89,6 +89,13 @@ void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
 	op->deadline = FD_DEADLINE_UNKNOWN;
 }
 
+void fd_op_msg(struct fd_op *op, enum fd_call call, int fd,
+	       const struct msghdr *msg)
+{
+	fd_op_iov(op, call, fd, NULL, 0);
+	op->msg = (struct msghdr *)msg; /* not written while it is theirs */
+}
+
 static long op_call(struct fd_op *op, bool nowait)
 {
 	int dw = nowait ? MSG_DONTWAIT : 0;
@@ -189,8 +196,10 @@ bool fd_op_skip(struct fd_op *op, size_t n)
 		/* recvmsg: the program's msghdr has what the first call
 		 * says (address, ancillary data, flags); the rest is data. */
 		op->m = *op->msg;
-		op->m.msg_name = NULL;
-		op->m.msg_namelen = 0;
+		if (op->call == FC_RECVMSG) {
+			op->m.msg_name = NULL;
+			op->m.msg_namelen = 0;
+		}
 		op->msg = &op->m;
 	}
 	/* Ancillary data goes with the first part only. */
@@ -216,18 +225,26 @@ static size_t iov_total(const struct iovec *iov, int n)
 
 long fd_transfer(struct fd_op *op, bool all)
 {
-	size_t total, done = 0;
+	size_t total = 0, done = 0;
 	long n;
 
 	/* A count the kernel refuses: let it say so, once. */
 	if (op->iovcnt < 0 || op->iovcnt > IOV_MAX)
 		all = false;
-	total = all ? iov_total(op->iov, op->iovcnt) : 0;
-
 	for (;;) {
 		n = transfer_once(op);
 		if (!all || n <= 0)
 			break;
+		/* The kernel has read the program's msghdr and array of
+		 * buffers: now they may be read here (before, a bad pointer
+		 * would be a SIGSEGV in goshim instead of its EFAULT). */
+		if (done == 0) {
+			if (op->msg && op->iov == NULL) {
+				op->iov = op->msg->msg_iov;
+				op->iovcnt = (int)op->msg->msg_iovlen;
+			}
+			total = iov_total(op->iov, op->iovcnt);
+		}
 		done += (size_t)n;
 		if (done >= total || fd_nonblocking(op->fd) ||
 		    !fd_op_skip(op, (size_t)n))

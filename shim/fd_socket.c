@@ -90,9 +90,8 @@ GOSHIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	if (!fd_parks() || (flags & RECV_OWN) || msg == NULL)
 		return FD_REAL(recvmsg, SYS3(SYS_recvmsg, fd, msg, flags), fd,
 			       msg, flags);
-	fd_op_iov(&op, FC_RECVMSG, fd, msg->msg_iov, (int)msg->msg_iovlen);
+	fd_op_msg(&op, FC_RECVMSG, fd, msg);
 	op.flags = flags;
-	op.msg = msg;
 	return fd_ret(fd_transfer(&op, wait_all(fd, flags)));
 }
 
@@ -125,10 +124,8 @@ GOSHIM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	if (!fd_parks() || (flags & MSG_DONTWAIT) || msg == NULL)
 		return FD_REAL(sendmsg, SYS3(SYS_sendmsg, fd, msg, flags), fd,
 			       msg, flags);
-	fd_op_iov(&op, FC_SENDMSG, fd, msg->msg_iov, (int)msg->msg_iovlen);
+	fd_op_msg(&op, FC_SENDMSG, fd, msg);
 	op.flags = flags;
-	op.m = *msg;
-	op.msg = &op.m;
 	return fd_ret(fd_transfer(&op, true));
 }
 
