@@ -81,9 +81,9 @@ GOSHIM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 					 timeout, 0),
 				    fd, v, vlen, flags, timeout);
 	if (timeout) {
-		if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 ||
-		    timeout->tv_nsec >= 1000000000)
-			return (int)fd_ret(-EINVAL);
+		/* judged by the kernel first: EFAULT, EINVAL */
+		if ((r = sys_ts_check(timeout)) != 0)
+			return (int)fd_ret(r);
 		deadline = nanotime() + timeout->tv_sec * 1000000000 +
 			   timeout->tv_nsec;
 	}
