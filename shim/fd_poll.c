@@ -17,7 +17,8 @@
  * Timeouts the kernel would refuse are refused first, as it does (EINVAL,
  * and EFAULT for epoll_pwait2's, which the C library does not copy).
  * select's sets are copied for the looks only as far as the kernel reads
- * them: nfds bits, but never beyond the fd table.
+ * them: nfds bits, but never beyond the fd table, and only once the kernel
+ * has said it can read and write them (EFAULT).
  *
  * Signal masks (ppoll, pselect, epoll_pwait*): every look is made with the
  * call's mask, so a signal it lets through that is pending when the call
@@ -347,6 +348,16 @@ static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 		goto blocking;
 	for (int i = 0; i < 3; i++)
 		a.look[i] = sets + i * a.bytes / 8;
+	/* The kernel reads the sets and writes them back: a set it cannot
+	 * is its EFAULT (here at once), not a SIGSEGV in the looks' copies.
+	 * The same bytes go back, so the check changes nothing. */
+	for (int i = 0; i < 3; i++)
+		if (a.set[i] &&
+		    (sys_copy_in(a.look[i], a.set[i], a.bytes) != 0 ||
+		     sys_copy_out(a.set[i], a.look[i], a.bytes) != 0)) {
+			r = -EFAULT;
+			goto out;
+		}
 	r = select_look(&a);
 	if (r != 0)
 		goto out;
