@@ -4,9 +4,17 @@
  * files, ttys, devices) get the C library's call under entersyscall:
  * RWF_NOWAIT on a regular file may return part of what a read would, and
  * the rest have no per-call non-blocking form yet.
+ *
+ * read and write check the whole count against the address space (EFAULT)
+ * before they cut it to MAX_RW_COUNT; the vector calls goshim tries with do
+ * not (EINVAL past SSIZE_MAX, else a short transfer). So a count that
+ * large, rare as it is, gets the plain call, under entersyscall.
  */
+#include <limits.h>
 #include <unistd.h>
 #include "fd.h"
+
+#define MAX_RW_COUNT ((size_t)INT_MAX & ~(size_t)4095)
 
 GOSHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
@@ -14,6 +22,8 @@ GOSHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 
 	if (!fd_parks())
 		return FD_REAL(read, SYS3(SYS_read, fd, buf, n), fd, buf, n);
+	if (n > MAX_RW_COUNT)
+		return IN_SYSCALL(real.read(fd, buf, n));
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
 		return IN_SYSCALL(real.read(fd, buf, n));
@@ -33,6 +43,8 @@ GOSHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 
 	if (!fd_parks())
 		return FD_REAL(write, SYS3(SYS_write, fd, buf, n), fd, buf, n);
+	if (n > MAX_RW_COUNT)
+		return IN_SYSCALL(real.write(fd, buf, n));
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
 		return IN_SYSCALL(real.write(fd, buf, n));
