@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
@@ -277,6 +278,14 @@ static void descriptors(void)
 	EXPECT_ERRNO("waitid, idtype 42",
 		     waitid(42, 0, &(siginfo_t){ 0 }, WEXITED), EINVAL);
 	EXPECT_ERRNO("wait4, no child", wait4(-1, none, WNOHANG, none), ECHILD);
+	pid_t pid;
+	char *argv[] = { "x", NULL };
+	expect("posix_spawn of a missing file",
+	       posix_spawn(&pid, "/nonexistent/x", NULL, NULL, argv, NULL),
+	       ENOENT);
+	errno = 0;
+	truth("popen, mode \"x\": NULL, EINVAL",
+	      popen("true", "x") == NULL && errno == EINVAL);
 }
 
 static void polls(void)

@@ -1,10 +1,12 @@
 // bad_time: the sleep family, signal masks, waits and dispositions,
-// sigaltstack, signalfd and timerfd with bad input: pointers the kernel
-// checks (EFAULT, never a crash), timespecs out of range and negative
+// sigaltstack, signalfd, timerfd and raw syscall() with bad input:
+// pointers the kernel checks (EFAULT, never a crash), timespecs out of range and negative
 // (EINVAL, for absolute sleeps too), unknown clocks, signals and flags.
 // Then 100 threads show the runtime still works.
 // goshim-test: shim-max-threads=GOMAXPROCS+3
+#include <linux/futex.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <threads.h>
@@ -53,6 +55,11 @@ static void sleeps(void *none)
 	       clock_nanosleep(CLOCK_MONOTONIC, 0x100, &us, NULL), 0);
 	printf("thrd_sleep, unmapped: %d\n", thrd_sleep(none, NULL));
 	printf("thrd_sleep, tv_nsec -1: %d\n", thrd_sleep(&neg_ns, NULL));
+	EXPECT_ERRNO("syscall(SYS_nanosleep), req unmapped",
+		     syscall(SYS_nanosleep, none, NULL), EFAULT);
+	EXPECT_ERRNO("syscall(SYS_futex) wait, word unmapped",
+		     syscall(SYS_futex, none, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0),
+		     EFAULT);
 	printf("sleep(0): %u\n", sleep(0));
 	EXPECT_RET("usleep(0)", usleep(0), 0, 0);
 }
