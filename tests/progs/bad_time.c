@@ -1,7 +1,8 @@
 // bad_time: the sleep family, signal masks, waits and dispositions,
 // sigaltstack, signalfd, timerfd and raw syscall() with bad input:
-// pointers the kernel checks (EFAULT, never a crash), timespecs out of range and negative
-// (EINVAL, for absolute sleeps too), unknown clocks, signals and flags.
+// pointers the kernel checks (EFAULT, never a crash), timespecs out of
+// range and negative (EINVAL, for absolute sleeps too), unknown clocks,
+// signals and flags.
 // Then 100 threads show the runtime still works.
 // goshim-test: shim-max-threads=GOMAXPROCS+3
 #include <linux/futex.h>
