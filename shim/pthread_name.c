@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include "../core/sys.h"
 #include "shim.h"
 
 #define TASK_COMM_LEN 16
@@ -38,7 +39,11 @@ GOSHIM_EXPORT int pthread_getname_np(pthread_t t, char *buf, size_t len)
 		return ERANGE;
 	if (g_gone(gp))
 		return ENOENT;
-	memcpy(buf, gp->name, TASK_COMM_LEN);
-	buf[TASK_COMM_LEN - 1] = '\0';
+	char name[TASK_COMM_LEN];
+	memcpy(name, gp->name, TASK_COMM_LEN);
+	name[TASK_COMM_LEN - 1] = '\0';
+	/* glibc has the kernel write it (prctl, read): EFAULT for bad buf */
+	if (sys_copy_out(buf, name, TASK_COMM_LEN) != 0)
+		return EFAULT;
 	return 0;
 }
