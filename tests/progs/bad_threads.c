@@ -171,6 +171,32 @@ static void states(void)
 	       thrd_join(c, NULL) == thrd_error ? 0 : -1, 0);
 }
 
+static void *name_self(void *none)
+{
+	return (void *)(intptr_t)pthread_getname_np(pthread_self(), none, 16);
+}
+
+/* glibc has the kernel write a thread's name (prctl for itself, read of
+ * its comm file for another): a buffer it cannot write is EFAULT. */
+static void names(void *none)
+{
+	pthread_t t;
+	void *r;
+
+	atomic_store(&go, 0);
+	OK(pthread_create(&t, NULL, wait_go, NULL));
+	expect("getname_np of another thread, buffer unmapped",
+	       pthread_getname_np(t, none, 16), EFAULT);
+	expect("getname_np of another thread, buffer in the kernel's half",
+	       pthread_getname_np(t, KERNEL_ADDR, 16), EFAULT);
+	atomic_store(&go, 1);
+	OK(pthread_join(t, NULL));
+	OK(pthread_create(&t, NULL, name_self, none));
+	OK(pthread_join(t, &r));
+	expect("getname_np of itself, buffer unmapped", (int)(intptr_t)r,
+	       EFAULT);
+}
+
 static void keys(void)
 {
 	pthread_key_t k, k2;
@@ -281,6 +307,7 @@ int main(void)
 
 	attrs();
 	states();
+	names(none);
 	keys();
 	sched(none);
 	return bad_finish("bad_threads");

@@ -65,6 +65,34 @@ static void sleeps(void *none)
 	EXPECT_RET("usleep(0)", usleep(0), 0, 0);
 }
 
+/* A relative sleep cut short by a handler writes the time left: where it
+ * cannot, the kernel says EFAULT instead of EINTR. The sleeper sleeps again
+ * until one ends; it is signalled until then. */
+static void *sleep_bad_rem(void *none)
+{
+	struct timespec ten = { 10, 0 };
+	int r;
+	while ((r = nanosleep(&ten, none)) == 0)
+		;
+	return (void *)(intptr_t)(r == -1 ? errno : 0);
+}
+
+static void interrupted(void *none)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	pthread_t t;
+	void *r;
+
+	OK(sigaction(SIGUSR1, &sa, NULL) ? errno : 0);
+	OK(pthread_create(&t, NULL, sleep_bad_rem, none));
+	while (pthread_tryjoin_np(t, &r) == EBUSY) {
+		pthread_kill(t, SIGUSR1);
+		usleep(20000);
+	}
+	expect("nanosleep 10 s interrupted, rem unmapped", (int)(intptr_t)r,
+	       EFAULT);
+}
+
 static void masks(void *none)
 {
 	sigset_t usr2, cur, empty;
@@ -185,6 +213,7 @@ int main(void)
 	void *none = bad_start();
 
 	sleeps(none);
+	interrupted(none);
 	masks(none);
 	actions(none);
 	return bad_finish("bad_time");
