@@ -87,12 +87,22 @@ size_t stack_page_size(void)
 	return page_size;
 }
 
+/* MADV_GUARD_INSTALL puts a marker in every PTE of the guard: past what
+ * one page table maps, a guard costs page tables in proportion (a 64 GiB
+ * guard, 128 MiB of them; a huge one, all memory). Such a guard is made
+ * with mprotect, one VMA whatever its size, as glibc makes every guard. */
+#define GUARD_MADVISE_MAX ((size_t)2 << 20)
+
 static void install_guard(char *map, size_t guard)
 {
 	int mode = atomic_load(&guard_mode);
 
 	if (guard == 0)
 		return;
+	if (guard > GUARD_MADVISE_MAX) {
+		mprotect(map, guard, PROT_NONE);
+		return;
+	}
 	if (mode != 2) {
 		if (madvise(map, guard, MADV_GUARD_INSTALL) == 0) {
 			atomic_store(&guard_mode, 1);
