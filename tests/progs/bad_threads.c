@@ -44,6 +44,21 @@ static pthread_t ended(void *ret)
 	return t;
 }
 
+/* The page tables the process has, in kB (VmPTE). */
+static void *page_tables(void *arg)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+
+	*(long *)arg = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "VmPTE:", 6) == 0)
+			sscanf(line + 6, "%ld", (long *)arg);
+	if (f)
+		fclose(f);
+	return NULL;
+}
+
 static void attrs(void)
 {
 	pthread_attr_t a;
@@ -56,6 +71,15 @@ static void attrs(void)
 	expect("create: guard 1 MiB, stack 64 KiB (glibc adds the guard)",
 	       pthread_create(&t, &a, ret_arg, NULL), 0);
 	expect("join it", pthread_join(t, NULL), 0);
+	/* glibc's guard is a PROT_NONE mapping: it costs no memory, and no
+	 * page tables either, however large. */
+	long pte = 0;
+	OK(pthread_attr_setguardsize(&a, (size_t)64 << 30));
+	expect("create: guard 64 GiB", pthread_create(&t, &a, page_tables, &pte),
+	       0);
+	expect("join it", pthread_join(t, NULL), 0);
+	truth("its page tables are under 16 MiB",
+	      pte >= 0 && pte < (16 << 10));
 	OK(pthread_attr_setguardsize(&a, SIZE_MAX - 4096));
 	expect("create: guard SIZE_MAX - 4096",
 	       pthread_create(&t, &a, ret_arg, NULL), EINVAL);
