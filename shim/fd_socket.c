@@ -155,7 +155,10 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 	long n, ready;
 	int e;
 
-	if (!fd_parks() || fd_kind(fd) != FD_SOCKET || !fd_listening(fd))
+	/* The kernel refuses unknown flags before anything else: not after
+	 * a wait for a connection. */
+	if (!fd_parks() || fd_kind(fd) != FD_SOCKET || !fd_listening(fd) ||
+	    (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)))
 		return (int)FD_REAL(accept4,
 				    SYS4(SYS_accept4, fd, addr.__sockaddr__,
 					 len, flags),
