@@ -172,6 +172,8 @@ static void sockets(void)
 	EXPECT_ERRNO("accept, not listening", accept(l, NULL, NULL), EINVAL);
 	OK(bind(l, (struct sockaddr *)&sun, sizeof sun));
 	OK(listen(l, 1));
+	EXPECT_ERRNO("accept4, flags 0x1234, nothing pending",
+		     accept4(l, NULL, NULL, 0x1234), EINVAL);
 	EXPECT_ERRNO("connect, address unmapped", connect(c, none, sizeof sun),
 		     EFAULT);
 	EXPECT_ERRNO("connect, address length 100000",
@@ -204,6 +206,34 @@ static void sockets(void)
 		     EINVAL);
 	EXPECT_ERRNO("inotify_init1, flags 0x1234", inotify_init1(0x1234),
 		     EINVAL);
+}
+
+/* An array whose second buffer the kernel cannot reach: what it makes of
+ * the first, by file type. */
+static void half_bad(void)
+{
+	char buf[4];
+	struct iovec iov[2] = { { buf, 4 }, { none, 4 } };
+	int ps[2], ss[2];
+
+	OK(pipe(ps) ? errno : 0);
+	OK(socketpair(AF_UNIX, SOCK_STREAM, 0, ss) ? errno : 0);
+	put(ss[1], "abcdefgh");
+	put(ps[1], "xy");
+	EXPECT_ERRNO("readv socket, second buffer unmapped", readv(ss[0], iov, 2),
+		     EFAULT);
+	EXPECT_ERRNO("writev socket, second buffer unmapped",
+		     writev(ss[1], iov, 2), EFAULT);
+	EXPECT_RET("recv what the socket still has, MSG_WAITALL",
+		   recv(ss[0], buf, 4, MSG_WAITALL), 4, 0);
+	EXPECT_RET("readv pipe, second buffer unmapped", readv(ps[0], iov, 2), 2,
+		   0);
+	EXPECT_ERRNO("writev pipe, second buffer unmapped",
+		     writev(ps[1], iov, 2), EFAULT);
+	close(ps[0]);
+	close(ps[1]);
+	close(ss[0]);
+	close(ss[1]);
 }
 
 static void descriptors(void)
@@ -384,6 +414,7 @@ int main(void)
 	setup();
 	rw();
 	sockets();
+	half_bad();
 	descriptors();
 	polls();
 	still_working();
