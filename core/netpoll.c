@@ -357,6 +357,53 @@ bool fd_close(int fd)
 	return true;
 }
 
+/* Under np.lock, so the runtime's fds neither move (fd_vacate) nor are
+ * made (poll_up) while the kernel closes the pieces between them. */
+long fd_close_range(unsigned first, unsigned last)
+{
+	_Atomic(struct pd *) *tab;
+	unsigned at = first, keep[2];
+	int nkeep = 0;
+	long r = 0;
+
+	if (first > last)
+		return -EINVAL;
+	rlock_lock(&np.lock);
+	if (atomic_load(&np.up)) {
+		keep[0] = (unsigned)atomic_load(&np.epfd);
+		keep[1] = (unsigned)atomic_load(&np.efd);
+		if (keep[0] > keep[1]) {
+			unsigned t = keep[0];
+			keep[0] = keep[1];
+			keep[1] = t;
+		}
+		nkeep = 2;
+	}
+	for (int i = 0; i < nkeep && r == 0; i++) {
+		if (keep[i] < at || keep[i] > last)
+			continue;
+		if (keep[i] > at)
+			r = SYS3(SYS_close_range, at, keep[i] - 1, 0);
+		at = keep[i] + 1;
+	}
+	if (r == 0 && at <= last) /* fds are below INT_MAX: at never wraps */
+		r = SYS3(SYS_close_range, at, last, 0);
+	rlock_unlock(&np.lock);
+	tab = atomic_load_explicit(&np.tab, memory_order_acquire);
+	for (uint32_t c = first / PD_CHUNK; tab && r == 0 && c < np.nchunks &&
+					    c <= last / PD_CHUNK;
+	     c++) {
+		struct pd *chunk = atomic_load_explicit(&tab[c],
+							memory_order_acquire);
+		for (uint32_t i = 0; chunk && i < PD_CHUNK; i++) {
+			uint32_t fd = c * PD_CHUNK + i;
+			if (fd >= first && fd <= last && !fd_runtime((int)fd))
+				pd_reset(&chunk[i], FD_UNKNOWN, 0, 0);
+		}
+	}
+	return r;
+}
+
 long fd_nowait_call(int fd, long (*call)(void *), void *arg)
 {
 	struct pd *pd = pd_get(fd, true);

@@ -95,6 +95,10 @@ long fd_flags_call(int fd, long (*call)(void *), void *arg);
 /* The program closes fd: goroutines waiting on it wake and get EBADF;
  * false for the runtime's own fds, which the program cannot close. */
 bool fd_close(int fd);
+/* close_range(first, last, 0), around the runtime's own fds: 0 or -errno
+ * (EINVAL for first > last); every fd it closes is forgotten as by
+ * fd_close. */
+long fd_close_range(unsigned first, unsigned last);
 
 /* One goroutine at a time per fd gets in (accept), on the pd. Returns
  * EBADF if the fd was closed while it waited, ETIMEDOUT (not taken) at
