@@ -5,7 +5,8 @@
 // IOV_MAX, nfds beyond RLIMIT_NOFILE, maxevents <= 0 or huge, sizes the
 // kernel refuses), fds that are negative, closed or beyond the fd table
 // (EBADF, POLLNVAL), unknown flags and commands. Then the fds still carry
-// data, and 100 threads show the runtime still works.
+// data; closefrom(3) and close_range leave the runtime's own fds open; and
+// 100 threads show the runtime still works.
 // goshim-test: shim-max-threads=GOMAXPROCS+3
 #include <fcntl.h>
 #include <limits.h>
@@ -408,6 +409,41 @@ static void still_working(void)
 	printf("datagram: %s\n", buf);
 }
 
+static int q[2];
+
+static void *read_one(void *arg)
+{
+	char c;
+	(void)arg;
+	return (void *)(intptr_t)read(q[0], &c, 1);
+}
+
+/* Last, since it closes every fd but the standard ones: a daemon's
+ * "close all above 2" must not close the runtime's own fds (its epoll is
+ * up: the polls above waited). */
+static void close_all(void)
+{
+	pthread_t t;
+	void *r;
+
+	EXPECT_ERRNO("close_range 5..3", close_range(5, 3, 0), EINVAL);
+	EXPECT_ERRNO("close_range, flags 0x1234", close_range(3, 4, 0x1234),
+		     EINVAL);
+	OK(pipe(q) ? errno : 0);
+	closefrom(3);
+	EXPECT_ERRNO("closefrom(3): a pipe made before is closed",
+		     fcntl(q[0], F_GETFD), EBADF);
+	OK(pipe(q) ? errno : 0);
+	EXPECT_RET("close_range above a new pipe, to ~0", close_range(q[1] + 1, ~0u, 0), 0, 0);
+	OK(pthread_create(&t, NULL, read_one, NULL));
+	usleep(20000);
+	put(q[1], "x");
+	OK(pthread_join(t, &r));
+	printf("a thread blocked in read on a new pipe reads: %ld\n",
+	       (long)(intptr_t)r);
+	truth("it read one byte", r == (void *)1);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -418,5 +454,6 @@ int main(void)
 	descriptors();
 	polls();
 	still_working();
+	close_all();
 	return bad_finish("bad_fds");
 }
