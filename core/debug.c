@@ -67,7 +67,7 @@ static long long number(const char *s, size_t len)
 	return v;
 }
 
-static void parse_debug(const char *spec)
+void debug_parse(const char *spec)
 {
 	while (*spec) {
 		size_t len = strcspn(spec, ",");
@@ -139,7 +139,7 @@ void debug_init(void)
 	const char *spec = getenv("GOSHIM_DEBUG");
 
 	if (spec)
-		parse_debug(spec);
+		debug_parse(spec);
 	schedtrace_start(nanotime());
 	schedtrace_next = debug.schedtrace_ns ? nanotime() : 0;
 	sigquit_install();
