@@ -288,9 +288,10 @@ static int parse_u64(const char **s, const char *end, unsigned long long *v)
 	if (p == end || *p < '0' || *p > '9')
 		return 0;
 	for (; p < end && *p >= '0' && *p <= '9'; p++) {
-		if (*v > (ULLONG_MAX - 9) / 10)
+		unsigned d = (unsigned)(*p - '0');
+		if (*v > (ULLONG_MAX - d) / 10)
 			return 0;
-		*v = *v * 10 + (unsigned long long)(*p - '0');
+		*v = *v * 10 + d;
 	}
 	*s = p;
 	return 1;
