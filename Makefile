@@ -195,7 +195,9 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $$(FUZZ_SRCS_$$*) \
 
 fuzz-build: $(FUZZ_BINS)
 
-fuzz: fuzz-build
+fuzz:
+	scripts/deps.sh
+	$(MAKE) fuzz-build
 	tests/fuzz/run.sh $(B) $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
 # ---- aarch64: the arch layer must keep compiling ---------------------------
