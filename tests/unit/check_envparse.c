@@ -31,7 +31,7 @@ START_TEST(stack_size_bad)
 		"", "k", "M", "64kk", "64 k", "64G", "0x1000", "1e6", "64k ",
 		/* strtoull took these: a sign, space, and values wrapped by
 		 * the shift ("-1" was SIZE_MAX, then rounded to a page: 0) */
-		"-1", "-16384", "+65536", " 65536",
+		"-1", "-16384", "+65536", " 65536", "\n7",
 		"18446744073709551616", "18014398509482000k",
 		"17592186044416m",
 	};
