@@ -32,8 +32,8 @@ for name in "$@"; do
 	log=$B/fuzz/$name.log
 	if ! "$bin" "${opts[@]}" "$work" "$src/corpus/$name" >"$log" 2>&1; then
 		tail -n 40 "$log"
-		echo "fuzz: fuzz_$name failed; rerun the input with:" >&2
-		echo "  $bin $B/fuzz/$name-<crash|leak|timeout>-..." >&2
+		input=$(sed -n 's/.*Test unit written to //p' "$log" | tail -n 1)
+		echo "fuzz: fuzz_$name failed; rerun it with: $bin $input" >&2
 		exit 1
 	fi
 	grep -E '^stat::(number_of_executed_units|new_units_added)|cov:' \
