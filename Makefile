@@ -185,6 +185,7 @@ FUZZ_SRCS_quota     := core/gomaxprocs.c
 FUZZ_SRCS_proc      := core/procparse.c
 FUZZ_SRCS_env       := core/gomaxprocs.c core/stack.c core/threadlimit.c
 FUZZ_SRCS_debug     := core/debug.c
+FUZZ_SRCS_walk      := core/gomaxprocs.c
 
 .SECONDEXPANSION:
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $$(FUZZ_SRCS_$$*) \

@@ -39,4 +39,4 @@ for name in "$@"; do
 	grep -E '^stat::(number_of_executed_units|new_units_added)|cov:' \
 		"$log" | tail -n 3
 done
-echo "fuzz: $# harnesses, ${secs}s each, no failure"
+echo "fuzz: no failure (harnesses: $*; ${secs}s each)"
