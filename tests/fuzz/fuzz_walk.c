@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "fuzz.h"
 
-static char root[64], proc[96], cgroup_file[128], mountinfo_file[128];
+static char root[64], proc[96];
 
 static void put(const char *rel, const char *text, size_t len)
 {
@@ -73,8 +73,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	put("sys/fs/cgroup/cpu/a/cpu.cfs_quota_us", "250000\n", 7);
 	put("sys/fs/cgroup/cpu/a/cpu.cfs_period_us", "100000\n", 7);
 	snprintf(proc, sizeof proc, "%s/proc", root);
-	snprintf(cgroup_file, sizeof cgroup_file, "proc/self/cgroup");
-	snprintf(mountinfo_file, sizeof mountinfo_file, "proc/self/mountinfo");
 	return 0;
 }
 
@@ -84,8 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t clen = nul ? (size_t)(nul - data) : size;
 	int n;
 
-	put(cgroup_file, (const char *)data, clen);
-	put(mountinfo_file, nul ? (const char *)nul + 1 : "",
+	put("proc/self/cgroup", (const char *)data, clen);
+	put("proc/self/mountinfo", nul ? (const char *)nul + 1 : "",
 	    nul ? size - clen - 1 : 0);
 	n = gomaxprocs_cgroup_limit(proc, root);
 	CHECK(n >= 0);
