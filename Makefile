@@ -201,6 +201,8 @@ fuzz:
 	$(MAKE) fuzz-build
 	tests/fuzz/run.sh $(B) $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
+.PHONY: fuzz-build fuzz
+
 # ---- aarch64: the arch layer must keep compiling ---------------------------
 cross-aarch64:
 	$(MAKE) -f tests/cross/aarch64.mk B=$(B)
@@ -209,5 +211,5 @@ clean:
 	rm -rf $(B)
 
 .PHONY: all tools unit progs diag check tools-check demo stress bench \
-	bench-sync bench-net bench-sysmon fuzz-build fuzz cross-aarch64 clean
+	bench-sync bench-net bench-sysmon cross-aarch64 clean
 .SECONDARY:

@@ -67,7 +67,7 @@ static long long number(const char *s, size_t len)
 	return v;
 }
 
-void debug_parse(const char *spec)
+void parse_debug(const char *spec)
 {
 	while (*spec) {
 		size_t len = strcspn(spec, ",");
@@ -139,7 +139,7 @@ void debug_init(void)
 	const char *spec = getenv("GOSHIM_DEBUG");
 
 	if (spec)
-		debug_parse(spec);
+		parse_debug(spec);
 	schedtrace_start(nanotime());
 	schedtrace_next = debug.schedtrace_ns ? nanotime() : 0;
 	sigquit_install();

@@ -36,8 +36,8 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <linux/futex.h>
-#include "../core/procparse.h"
 #include "fd.h"
+#include "../core/procparse.h"
 
 #define FEW 8
 #define SIGSET_BYTES (_NSIG / 8) /* the kernel's sigset_t */

@@ -1,5 +1,5 @@
 /*
- * fuzz_debug: GOSHIM_DEBUG values through debug_parse, as debug_init
+ * fuzz_debug: GOSHIM_DEBUG values through parse_debug, as debug_init
  * reads them. The settings it sets are static to debug.c, so this looks
  * for memory and undefined-behaviour errors only (ASan, UBSan): the
  * parse walks items with strcspn and must stay inside the string.
@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size);
 
-	debug_parse(s);
+	parse_debug(s);
 	free(s);
 	return 0;
 }

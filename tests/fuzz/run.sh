@@ -26,7 +26,7 @@ for name in "$@"; do
 	opts=(-max_total_time="$secs" -print_final_stats=1
 	      -artifact_prefix="$B/fuzz/$name-" -max_len=16384)
 	[[ -f $src/$name.dict ]] && opts+=(-dict="$src/$name.dict")
-	# debug_parse names every bad item on stderr.
+	# parse_debug names every bad item on stderr.
 	[[ $name == debug ]] && opts+=(-close_fd_mask=2)
 	echo "== fuzz_$name: ${secs}s"
 	log=$B/fuzz/$name.log
