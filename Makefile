@@ -167,6 +167,42 @@ bench-net: all
 bench-sysmon: all
 	tests/bench/run_sysmon.sh $(B)
 
+# ---- fuzzing: every parser of outside text (tests/fuzz) --------------------
+# Each harness is built with clang's libFuzzer, ASan and UBSan, from the
+# library sources it exercises (FUZZ_SRCS_<name>, so coverage guides the
+# search) and the rest of core uninstrumented from libgoshim_core.a.
+# `make fuzz` runs each for FUZZ_SECONDS from tests/fuzz/corpus/<name>;
+# new inputs go to $(B)/fuzz/corpus/<name>, a crash to $(B)/fuzz/.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_CFLAGS  := -g -O1 $(WARN) -std=gnu11 -D_GNU_SOURCE \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS  := $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
+FUZZ_SRCS_cgroup    := core/gomaxprocs.c
+FUZZ_SRCS_mountinfo := core/gomaxprocs.c
+FUZZ_SRCS_quota     := core/gomaxprocs.c
+FUZZ_SRCS_proc      := core/procparse.c
+FUZZ_SRCS_env       := core/gomaxprocs.c core/stack.c core/threadlimit.c
+FUZZ_SRCS_debug     := core/debug.c
+FUZZ_SRCS_walk      := core/gomaxprocs.c
+
+.SECONDEXPANSION:
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $$(FUZZ_SRCS_$$*) \
+		$(B)/libgoshim_core.a $(wildcard core/*.h arch/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) $(B)/libgoshim_core.a \
+		-o $@ -ldl -pthread
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz:
+	scripts/deps.sh
+	$(MAKE) fuzz-build
+	tests/fuzz/run.sh $(B) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+.PHONY: fuzz-build fuzz
+
 # ---- aarch64: the arch layer must keep compiling ---------------------------
 cross-aarch64:
 	$(MAKE) -f tests/cross/aarch64.mk B=$(B)

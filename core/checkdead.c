@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "debug.h"
+#include "procparse.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -23,12 +24,9 @@
 static int process_threads(void)
 {
 	char buf[4096];
-	const char *p;
+	long n = sys_read_file("/proc/self/status", buf, sizeof buf);
 
-	if (sys_read_file("/proc/self/status", buf, sizeof buf) < 0)
-		return -1;
-	p = strstr(buf, "\nThreads:");
-	return p ? atoi(p + 9) : -1;
+	return n < 0 ? -1 : proc_status_field(buf, (size_t)n, "Threads:");
 }
 
 static void say(const char *s, size_t n)

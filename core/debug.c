@@ -67,7 +67,7 @@ static long long number(const char *s, size_t len)
 	return v;
 }
 
-static void parse_debug(const char *spec)
+void parse_debug(const char *spec)
 {
 	while (*spec) {
 		size_t len = strcspn(spec, ",");

@@ -19,6 +19,10 @@ struct g;
  * GOSHIM_TRACE, install the SIGQUIT handler, arm the exit hooks. */
 void debug_init(void);
 
+/* GOSHIM_DEBUG's value into the settings; bad items are named on stderr
+ * and ignored. debug_init calls it; the fuzz harness too. */
+void parse_debug(const char *spec);
+
 /* sysmon, at the top of every round (before taking any lock). */
 void debug_sysmon(void);
 

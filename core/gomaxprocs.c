@@ -29,10 +29,6 @@
 #include "gomaxprocs.h"
 #include "sys.h"
 
-/* Longest line we look at. Cgroup lines are short; longer mountinfo lines
- * (overlay mounts with huge option strings) are skipped whole. */
-#define LINE_CAP 8192
-
 int gomaxprocs_affinity_count(void)
 {
 	/* Room for 8192 CPUs: the kernel refuses a mask smaller than its own. */
@@ -75,49 +71,70 @@ int gomaxprocs_parse(const char *s)
 /* ---- line reading ------------------------------------------------------ */
 
 /*
+ * The n bytes just put at l->buf + l->len, cut into lines: fn(line, ctx)
+ * for each whole one, newline stripped. What is left waits for more; a
+ * line that fills the buffer without a newline is skipped whole. Returns
+ * nonzero when fn did (stop).
+ */
+int cg_lines_push(struct cg_lines *l, size_t n, int (*fn)(char *, void *),
+		  void *ctx)
+{
+	char *p = l->buf, *nl;
+
+	l->len += n;
+	while ((nl = memchr(p, '\n', (size_t)(l->buf + l->len - p)))) {
+		*nl = '\0';
+		if (!l->skipping && fn(p, ctx))
+			return 1;
+		l->skipping = 0;
+		p = nl + 1;
+	}
+	l->len -= (size_t)(p - l->buf);
+	memmove(l->buf, p, l->len);
+	if (l->len == sizeof l->buf - 1) { /* no newline in a full buffer */
+		l->skipping = 1;
+		l->len = 0;
+	}
+	return 0;
+}
+
+/* End of file: the last line, which had no newline. */
+void cg_lines_end(struct cg_lines *l, int (*fn)(char *, void *), void *ctx)
+{
+	if (l->len > 0 && !l->skipping) {
+		l->buf[l->len] = '\0';
+		fn(l->buf, ctx);
+	}
+}
+
+/*
  * Call fn(line, ctx) for each line of path, newline stripped. The file is
  * streamed, so its size does not matter (mountinfo on a busy host is far
- * beyond any fixed buffer); a line of LINE_CAP bytes or more is skipped.
- * fn returns nonzero to stop.
+ * beyond any fixed buffer); a line of CG_LINE_CAP - 1 bytes or more is
+ * skipped. fn returns nonzero to stop.
  */
 static void for_each_line(const char *path, int (*fn)(char *, void *),
 			  void *ctx)
 {
-	char buf[LINE_CAP];
-	size_t len = 0;
-	int skipping = 0;
+	struct cg_lines l;
 	long n;
 	int fd = sys_open(path, O_RDONLY);
 
 	if (fd < 0)
 		return;
+	l.len = 0;
+	l.skipping = 0;
 	for (;;) {
-		char *p = buf, *nl;
-
-		n = sys_read(fd, buf + len, sizeof buf - 1 - len);
+		n = sys_read(fd, l.buf + l.len, sizeof l.buf - 1 - l.len);
 		if (n == -EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		len += (size_t)n;
-		while ((nl = memchr(p, '\n', (size_t)(buf + len - p)))) {
-			*nl = '\0';
-			if (!skipping && fn(p, ctx))
-				goto out;
-			skipping = 0;
-			p = nl + 1;
-		}
-		len -= (size_t)(p - buf);
-		memmove(buf, p, len);
-		if (len == sizeof buf - 1) { /* no newline in a full buffer */
-			skipping = 1;
-			len = 0;
-		}
+		if (cg_lines_push(&l, (size_t)n, fn, ctx))
+			goto out;
 	}
-	if (n == 0 && len > 0 && !skipping) { /* last line, no newline */
-		buf[len] = '\0';
-		fn(buf, ctx);
-	}
+	if (n == 0)
+		cg_lines_end(&l, fn, ctx);
 out:
 	sys_close(fd);
 }
@@ -139,11 +156,6 @@ static int has_item(const char *list, const char *tok)
 
 /* ---- /proc/self/cgroup ------------------------------------------------- */
 
-struct cgpaths {
-	char v2[PATH_MAX]; /* from "0::/path"; "" when absent */
-	char v1[PATH_MAX]; /* from "N:...,cpu,...:/path"; "" when absent */
-};
-
 /* A ".." component: a cgroup outside our cgroup namespace, which no mount
  * shows (and which must not lead the walk out of the mount). */
 static int has_dotdot(const char *path)
@@ -154,9 +166,9 @@ static int has_dotdot(const char *path)
 	return 0;
 }
 
-static int cgroup_line(char *line, void *ctx)
+int cg_paths_line(char *line, void *ctx)
 {
-	struct cgpaths *cg = ctx;
+	struct cg_paths *cg = ctx;
 	char *c1 = strchr(line, ':'), *c2, *dst;
 
 	if (c1 == NULL || (c2 = strchr(c1 + 1, ':')) == NULL)
@@ -225,17 +237,9 @@ static const char *below_root(const char *path, const char *root)
 	return path + n;
 }
 
-struct mntfind {
-	int v2;		  /* looking for cgroup2 (else v1 with cpu) */
-	const char *path; /* the process's cgroup path in that hierarchy */
-	char mnt[PATH_MAX]; /* best mount point so far */
-	const char *rel;  /* path below that mount's root; NULL: none yet */
-	size_t rootlen;	  /* that mount's root length */
-};
-
-static int mount_line(char *line, void *ctx)
+int cg_mount_line(char *line, void *ctx)
 {
-	struct mntfind *m = ctx;
+	struct cg_mount *m = ctx;
 	char *p = line, *root, *mnt, *f, *fstype, *superopts;
 	const char *rel;
 
@@ -274,27 +278,29 @@ static int mount_line(char *line, void *ctx)
 
 /* ---- quota files --------------------------------------------------------- */
 
-/* Parse decimal digits at *s into *v (no sign, no overflow). */
-static int parse_u64(const char **s, unsigned long long *v)
+/* Parse decimal digits at *s, before end, into *v (no sign, no
+ * overflow). */
+static int parse_u64(const char **s, const char *end, unsigned long long *v)
 {
 	const char *p = *s;
 
 	*v = 0;
-	if (*p < '0' || *p > '9')
+	if (p == end || *p < '0' || *p > '9')
 		return 0;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (*v > (ULLONG_MAX - 9) / 10)
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (*v > (ULLONG_MAX - d) / 10)
 			return 0;
-		*v = *v * 10 + (unsigned long long)(*p - '0');
+		*v = *v * 10 + d;
 	}
 	*s = p;
 	return 1;
 }
 
-/* A whole file's content ends here (one optional newline)? */
-static int at_end(const char *s)
+/* A whole file's content ends at s (one optional newline)? */
+static int at_end(const char *s, const char *end)
 {
-	return s[0] == '\0' || (s[0] == '\n' && s[1] == '\0');
+	return s == end || (s + 1 == end && s[0] == '\n');
 }
 
 /* ceil(quota/period) as a CPU count, clamped to INT_MAX; 0 if malformed. */
@@ -308,34 +314,49 @@ static int cpus_for(unsigned long long quota, unsigned long long period)
 	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
+int cg_cpu_max(const char *buf, size_t len)
+{
+	const char *s = buf, *end = buf + len;
+	unsigned long long quota, period;
+
+	if (!parse_u64(&s, end, &quota) || s == end || *s++ != ' ' ||
+	    !parse_u64(&s, end, &period) || !at_end(s, end))
+		return 0; /* "max 100000" lands here too */
+	return cpus_for(quota, period);
+}
+
+int cg_cfs(const char *quota_buf, size_t quota_len, const char *period_buf,
+	   size_t period_len)
+{
+	const char *q = quota_buf, *qend = quota_buf + quota_len;
+	const char *p = period_buf, *pend = period_buf + period_len;
+	unsigned long long quota, period;
+
+	if (!parse_u64(&q, qend, &quota) || !at_end(q, qend) || /* "-1" */
+	    !parse_u64(&p, pend, &period) || !at_end(p, pend))
+		return 0;
+	return cpus_for(quota, period);
+}
+
 /* Limit set in directory dir, 0 for none; *seen = 1 if its quota file
- * exists. v2: cpu.max "max 100000" or "50000 100000". v1:
- * cpu.cfs_quota_us "-1" or a number, with cpu.cfs_period_us. */
+ * exists. v2: cpu.max; v1: cpu.cfs_quota_us with cpu.cfs_period_us. */
 static int dir_limit(const char *dir, int v2, int *seen)
 {
-	char path[PATH_MAX + 32], buf[64];
-	const char *s = buf;
-	unsigned long long quota, period;
+	char path[PATH_MAX + 32], quota[64], period[64];
+	long qlen, plen;
 
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir,
 			     v2 ? "cpu.max" : "cpu.cfs_quota_us") >= sizeof path ||
-	    sys_read_file(path, buf, sizeof buf) < 0)
+	    (qlen = sys_read_file(path, quota, sizeof quota)) < 0)
 		return 0;
 	*seen = 1;
-	if (v2) {
-		if (strncmp(s, "max ", 4) == 0 || !parse_u64(&s, &quota) ||
-		    *s++ != ' ' || !parse_u64(&s, &period) || !at_end(s))
-			return 0;
-		return cpus_for(quota, period);
-	}
-	if (!parse_u64(&s, &quota) || !at_end(s)) /* "-1" lands here too */
-		return 0;
+	if (v2)
+		return cg_cpu_max(quota, (size_t)qlen);
 	snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-	s = buf;
-	if (sys_read_file(path, buf, sizeof buf) < 0 ||
-	    !parse_u64(&s, &period) || !at_end(s))
+	plen = sys_read_file(path, period, sizeof period);
+	if (plen < 0)
 		return 0;
-	return cpus_for(quota, period);
+	return cg_cfs(quota, (size_t)qlen, period, (size_t)plen);
 }
 
 /* Tightest limit from the process's directory in one hierarchy up to the
@@ -344,7 +365,7 @@ static int hierarchy_limit(const char *proc_root, const char *fs_root,
 			   const char *cgpath, int v2, int *seen)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
-	struct mntfind m = { .v2 = v2, .path = cgpath };
+	struct cg_mount m = { .v2 = v2, .path = cgpath };
 	size_t base, len;
 	int best = 0;
 
@@ -353,7 +374,7 @@ static int hierarchy_limit(const char *proc_root, const char *fs_root,
 	if ((size_t)snprintf(path, sizeof path, "%s/self/mountinfo",
 			     proc_root) >= sizeof path)
 		return 0;
-	for_each_line(path, mount_line, &m);
+	for_each_line(path, cg_mount_line, &m);
 	if (m.rel == NULL)
 		return 0;
 	/* dir = fs_root + mount point + rel, without trailing slashes; base is
@@ -390,14 +411,14 @@ static int hierarchy_limit(const char *proc_root, const char *fs_root,
 int gomaxprocs_cgroup_limit(const char *proc_root, const char *fs_root)
 {
 	char path[PATH_MAX];
-	struct cgpaths cg;
+	struct cg_paths cg;
 	int seen = 0, n;
 
 	cg.v1[0] = cg.v2[0] = '\0';
 	if ((size_t)snprintf(path, sizeof path, "%s/self/cgroup", proc_root) >=
 	    sizeof path)
 		return 0;
-	for_each_line(path, cgroup_line, &cg);
+	for_each_line(path, cg_paths_line, &cg);
 	/* v2 when it has the cpu controller here (some cpu.max on our path);
 	 * else v1's cpu hierarchy (hybrid systems: the v2 mount is empty). */
 	n = hierarchy_limit(proc_root, fs_root, cg.v2, 1, &seen);

@@ -7,6 +7,9 @@
 #ifndef GOSHIM_GOMAXPROCS_H
 #define GOSHIM_GOMAXPROCS_H
 
+#include <limits.h>
+#include <stddef.h>
+
 /* Largest GOMAXPROCS goshim runs; a bigger one is capped (the env override
  * with a message, the default silently). */
 #define GOMAXPROCS_MAX 1024
@@ -34,5 +37,59 @@ int gomaxprocs_parse(const char *s);
  * bad env -> one stderr line.
  */
 int gomaxprocs_compute(void);
+
+/*
+ * The parsers of the kernel's cgroup files, with no I/O, so that unit
+ * tests and the fuzz harnesses (tests/fuzz) reach exactly the code the
+ * library runs.
+ */
+
+/* Longest line looked at. Cgroup lines are short; longer mountinfo lines
+ * (overlay mounts with huge option strings) are skipped whole. */
+#define CG_LINE_CAP 8192
+
+/* A file cut into lines as it streams in: read up to
+ * sizeof buf - 1 - len bytes to buf + len, then cg_lines_push them;
+ * cg_lines_end at end of file. Start zeroed. */
+struct cg_lines {
+	char buf[CG_LINE_CAP];
+	size_t len;
+	int skipping; /* inside a line too long to keep */
+};
+
+/* fn(line, ctx) for each whole line among the n new bytes (newline
+ * stripped, NUL-terminated, writable); nonzero from fn stops, and is
+ * returned. */
+int cg_lines_push(struct cg_lines *l, size_t n, int (*fn)(char *, void *),
+		  void *ctx);
+/* The last line, if it had no newline. */
+void cg_lines_end(struct cg_lines *l, int (*fn)(char *, void *), void *ctx);
+
+/* The process's cgroup paths, from /proc/self/cgroup. */
+struct cg_paths {
+	char v2[PATH_MAX]; /* from "0::/path"; "" when absent */
+	char v1[PATH_MAX]; /* from "N:...,cpu,...:/path"; "" when absent */
+};
+/* One line of /proc/self/cgroup into ctx (a struct cg_paths); returns 0. */
+int cg_paths_line(char *line, void *ctx);
+
+/* The mount that shows a cgroup path, from /proc/self/mountinfo. */
+struct cg_mount {
+	int v2;		    /* looking for cgroup2 (else v1 with cpu) */
+	const char *path;   /* the process's cgroup path in that hierarchy */
+	char mnt[PATH_MAX]; /* best mount point so far */
+	const char *rel;    /* path below that mount's root; NULL: none yet */
+	size_t rootlen;	    /* that mount's root length */
+};
+/* One line of /proc/self/mountinfo into ctx (a struct cg_mount); 0. */
+int cg_mount_line(char *line, void *ctx);
+
+/* A quota file's content as a CPU count, ceil(quota/period) clamped to
+ * INT_MAX; 0 for no limit or anything malformed. v2: cpu.max, "max
+ * 100000" or "150000 100000". v1: cpu.cfs_quota_us ("-1" or a number) and
+ * cpu.cfs_period_us. One final newline is allowed, nothing else. */
+int cg_cpu_max(const char *buf, size_t len);
+int cg_cfs(const char *quota, size_t quota_len, const char *period,
+	   size_t period_len);
 
 #endif

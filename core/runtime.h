@@ -431,6 +431,8 @@ void sysmon_fork_child(void);
 
 /* ---- threadlimit.c: the cap on OS threads (Go's SetMaxThreads) ---- */
 void threadlimit_init(void);
+/* GOSHIM_MAX_THREADS's value: a count >= 1 (strtol's syntax), or -1. */
+int32_t threadlimit_parse(const char *s);
 /* nthreads: the runtime's threads with the one being made; sched.alllock
  * held. Past the cap the process ends, saying why. */
 void threadlimit_check(int32_t nthreads);

@@ -38,17 +38,24 @@ static size_t round_page(size_t n)
 	return (n + page_size - 1) & ~(page_size - 1);
 }
 
-static size_t parse_size(const char *s)
+size_t stack_parse_size(const char *s)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (end == s)
+	const char *p = s;
+	size_t v = 0, unit = 1;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		size_t d = (size_t)(*p - '0');
+		if (v > (SIZE_MAX - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	if (p == s)
 		return 0;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	return *end ? 0 : (size_t)v;
+	if (*p == 'k' || *p == 'K')
+		unit = (size_t)1 << 10, p++;
+	else if (*p == 'm' || *p == 'M')
+		unit = (size_t)1 << 20, p++;
+	return *p || v > SIZE_MAX / unit ? 0 : v * unit;
 }
 
 void stack_init(void)
@@ -63,8 +70,8 @@ void stack_init(void)
 	else
 		default_size = 2u << 20;
 	if (env) {
-		size_t v = parse_size(env);
-		if (v < 16384) {
+		size_t v = stack_parse_size(env);
+		if (v < 16384 || round_page(v) < v) {
 			fprintf(stderr,
 				"goshim: GOSHIM_STACK_SIZE=\"%s\" is not a size "
 				">= 16K; using %zu\n", env, default_size);

@@ -9,6 +9,9 @@
 struct g;
 
 void stack_init(void);
+/* GOSHIM_STACK_SIZE's value: decimal digits and an optional k/K or m/M;
+ * 0 for anything else or a size past SIZE_MAX. */
+size_t stack_parse_size(const char *s);
 size_t stack_default_size(void);
 size_t stack_page_size(void);
 /* Map a stack of stacksize bytes (TLS included, as glibc counts it) plus

@@ -39,6 +39,7 @@
 #include "gomaxprocs.h"
 #include "netpoll.h"
 #include "preempt.h"
+#include "procparse.h"
 #include "real.h"
 #include "runtime.h"
 #include "sys.h"
@@ -75,7 +76,7 @@ void sysmon_wake(void)
 /*
  * The scheduler state of mp's thread from /proc ('R', 'S', 'D', ...; 0 if
  * unknown) and the signals it blocks (the file's 'blocked' field: the
- * first 64). The file stays open (pread costs a third of an open), but
+ * first 31). The file stays open (pread costs a third of an open), but
  * the program may close any fd: the content must name the thread.
  */
 static char thread_state(struct m *mp, uint64_t *blocked)
@@ -93,26 +94,13 @@ static char thread_state(struct m *mp, uint64_t *blocked)
 				return 0;
 			mp->statfd = fd + 1;
 		}
-		long n = sys_pread(mp->statfd - 1, buf, sizeof buf - 1, 0);
-		if (n <= 0 || strncmp(buf, want, (size_t)wl) != 0) {
+		long n = sys_pread(mp->statfd - 1, buf, sizeof buf, 0);
+		if (n < wl || memcmp(buf, want, (size_t)wl) != 0) {
 			/* Not ours any more: forget it, never close it. */
 			mp->statfd = 0;
 			continue;
 		}
-		buf[n] = '\0';
-		char *p = strrchr(buf, ')');
-		if (p == NULL || p[1] != ' ')
-			return 0;
-		char state = p[2];
-		/* 'blocked' is field 31; the state is field 3 */
-		p += 2;
-		for (int f = 3; f < 31 && p; f++) {
-			p = strchr(p, ' ');
-			if (p)
-				p++;
-		}
-		*blocked = p ? strtoull(p, NULL, 10) : ~(uint64_t)0;
-		return state;
+		return proc_stat_state(buf, (size_t)n, blocked);
 	}
 	return 0;
 }

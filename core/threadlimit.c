@@ -27,16 +27,23 @@ static void say(const char *buf, int n, size_t cap)
 		sys_write(2, buf, (size_t)n < cap ? (size_t)n : cap - 1);
 }
 
+int32_t threadlimit_parse(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	return end == s || *end || v < 1 || v > INT32_MAX ? -1 : (int32_t)v;
+}
+
 void threadlimit_init(void)
 {
 	const char *env = getenv("GOSHIM_MAX_THREADS");
-	char *end;
-	long v;
+	int32_t v;
 
 	if (env == NULL)
 		return;
-	v = strtol(env, &end, 10);
-	if (end == env || *end || v < 1 || v > INT32_MAX) {
+	v = threadlimit_parse(env);
+	if (v < 0) {
 		char buf[160];
 		int n = snprintf(buf, sizeof buf,
 				 "goshim: GOSHIM_MAX_THREADS=\"%.40s\" is not a "
@@ -45,7 +52,7 @@ void threadlimit_init(void)
 		say(buf, n, sizeof buf);
 		return;
 	}
-	max_threads = (int32_t)v;
+	max_threads = v;
 }
 
 /* What a goroutine is doing, for the count: its wait reason when parked. */

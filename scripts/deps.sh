@@ -20,6 +20,9 @@ have_pkg check || need+=(check)
 have_pkg libunwind-dev || need+=(libunwind-dev)
 have_pkg libunwind8 || need+=(libunwind8)
 have_cmd python3 || need+=(python3) # tests/diag-check.py
+# make fuzz (CI runs it): clang with libFuzzer and the sanitizer runtimes.
+have_cmd clang || need+=(clang)
+have_pkg libclang-rt-dev || need+=(libclang-rt-dev)
 # Optional: the aarch64 cross build of arch/ and the Go benchmark column.
 if [[ ${GOSHIM_DEPS_OPTIONAL:-1} == 1 ]]; then
 	have_cmd aarch64-linux-gnu-gcc || need+=(gcc-aarch64-linux-gnu)

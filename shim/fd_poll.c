@@ -37,6 +37,7 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include "fd.h"
+#include "../core/procparse.h"
 
 #define FEW 8
 #define SIGSET_BYTES (_NSIG / 8) /* the kernel's sigset_t */
@@ -305,19 +306,18 @@ static unsigned select_modes(const struct select_args *a, int fd)
  * cannot be read. */
 static int fd_table_size(void)
 {
-	char buf[1024], *at;
-	int fd = sys_open("/proc/self/status", O_RDONLY);
+	char buf[1024];
+	int fd = sys_open("/proc/self/status", O_RDONLY), size;
 	long n;
 
 	if (fd < 0)
 		return fd;
-	n = sys_read(fd, buf, sizeof buf - 1);
+	n = sys_read(fd, buf, sizeof buf);
 	sys_close(fd);
 	if (n < 0)
 		return (int)n;
-	buf[n] = 0;
-	at = strstr(buf, "\nFDSize:");
-	return at ? atoi(at + 8) : -ENOENT;
+	size = proc_status_field(buf, (size_t)n, "FDSize:");
+	return size >= 0 ? size : -ENOENT;
 }
 
 /* select and pselect on a goroutine, nfds >= 0: the count, or -errno. */

@@ -87,6 +87,37 @@ START_TEST(affinity_follows_mask)
 }
 END_TEST
 
+/* ---- the quota file parsers ---------------------------------------------- */
+
+#define S(lit) lit, sizeof lit - 1
+
+START_TEST(quota_files)
+{
+	ck_assert_int_eq(cg_cpu_max(S("max 100000\n")), 0);
+	ck_assert_int_eq(cg_cpu_max(S("150000 100000\n")), 2);
+	ck_assert_int_eq(cg_cpu_max(S("50000 100000")), 1);
+	ck_assert_int_eq(cg_cpu_max(S("150000 100000\n\n")), 0);
+	ck_assert_int_eq(cg_cpu_max(S("150000  100000")), 0);
+	ck_assert_int_eq(cg_cpu_max(S("0 100000")), 0);
+	ck_assert_int_eq(cg_cpu_max(S("100000 0")), 0);
+	/* the length, not a NUL, ends the content */
+	ck_assert_int_eq(cg_cpu_max(S("150000 100000\0junk")), 0);
+	ck_assert_int_eq(cg_cpu_max("150000 1000007", 13), 2);
+	/* fuzz_quota: 64-bit maxima were refused (overflow check off by
+	 * the last digit), so "no limit" came back */
+	ck_assert_int_eq(cg_cpu_max(S("22 0000000000000018446744073709551615")),
+			 1);
+	ck_assert_int_eq(cg_cpu_max(S("18446744073709551615 1")), INT_MAX);
+	ck_assert_int_eq(cg_cpu_max(S("18446744073709551616 1")), 0);
+
+	ck_assert_int_eq(cg_cfs(S("-1\n"), S("100000\n")), 0);
+	ck_assert_int_eq(cg_cfs(S("250000\n"), S("100000\n")), 3);
+	ck_assert_int_eq(cg_cfs(S("250000"), S("")), 0);
+	ck_assert_int_eq(cg_cfs(S(""), S("100000")), 0);
+	ck_assert_int_eq(cg_cfs(S("1"), S("18446744073709551615")), 1);
+}
+END_TEST
+
 /* ---- gomaxprocs_cgroup_limit on fixture trees ---------------------------- */
 
 static const struct {
@@ -237,6 +268,7 @@ static Suite *gomaxprocs_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cgroup");
+	tcase_add_test(tc, quota_files);
 	tcase_add_loop_test(tc, cgroup_fixture, 0,
 			    (int)(sizeof cases / sizeof cases[0]));
 	tcase_add_test(tc, cgroup_long_mountinfo);

@@ -1,0 +1,69 @@
+/*
+ * procparse.c: /proc status fields and stat lines, parsed (see
+ * procparse.h). Every parser stays inside buf + len: the kernel's text is
+ * trusted no more than any input, and a read may stop short.
+ */
+#include <limits.h>
+#include <string.h>
+#include "procparse.h"
+
+/* Decimal digits at [s, end), up to the first non-digit, into *v: 0 when
+ * there are none or they overflow max. */
+static int decimal(const char *s, const char *end, uint64_t max, uint64_t *v)
+{
+	*v = 0;
+	if (s == end || *s < '0' || *s > '9')
+		return 0;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (*v > (max - d) / 10)
+			return 0;
+		*v = *v * 10 + d;
+	}
+	return 1;
+}
+
+int proc_status_field(const char *buf, size_t len, const char *name)
+{
+	const char *end = buf + len, *line = buf;
+	size_t n = strlen(name);
+
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *eol = nl ? nl : end;
+
+		if ((size_t)(eol - line) > n && memcmp(line, name, n) == 0) {
+			const char *s = line + n;
+			while (s < eol && (*s == '\t' || *s == ' '))
+				s++;
+			uint64_t v;
+			return decimal(s, eol, INT_MAX, &v) ? (int)v : -1;
+		}
+		line = eol + 1;
+	}
+	return -1;
+}
+
+char proc_stat_state(const char *buf, size_t len, uint64_t *blocked)
+{
+	/* "pid (comm) S ppid ...": comm may hold spaces and ')', so the
+	 * state follows the last ')'. */
+	const char *end = buf + len, *p = memrchr(buf, ')', len);
+	char state;
+
+	*blocked = ~(uint64_t)0;
+	if (p == NULL || end - p < 3 || p[1] != ' ')
+		return 0;
+	state = p[2];
+	p += 2;
+	/* from field 3, the state, to field 32, 'blocked' */
+	for (int f = 3; f < 32; f++) {
+		p = memchr(p, ' ', (size_t)(end - p));
+		if (p == NULL)
+			return state;
+		p++;
+	}
+	if (!decimal(p, end, UINT64_MAX, blocked))
+		*blocked = ~(uint64_t)0;
+	return state;
+}
