@@ -2,7 +2,8 @@
  * compatibility suite. Each of THREADS pthreads has its own easy handle
  * (libcurl's rule for threads) and makes REQUESTS keep-alive requests to
  * the bundled legacy_httpd on 127.0.0.1:PORT, alternating "/" and a short
- * "/sleep", and checks every status and body. Then the server's hit count
+ * "/sleep", and checks every status and body; every tenth request closes
+ * its connection, so connects happen all along. Then the server's hit count
  * must equal what was sent. libcurl waits in poll() on its socket and
  * connects non-blocking: under goshim that is the netpoller's path, from
  * inside a real library. Prints one summary line; exits 1 on any wrong
@@ -84,6 +85,7 @@ static void *worker(void *arg)
 			snprintf(path, sizeof path, "/");
 			snprintf(want, sizeof want, "hello\n");
 		}
+		curl_easy_setopt(h, CURLOPT_FORBID_REUSE, (long)(i % 10 == 9));
 		long code = get(h, path, &b);
 		if (code != 200 || strcmp(b.buf, want) != 0) {
 			fprintf(stderr,
