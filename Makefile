@@ -121,9 +121,11 @@ diag: $(B)/libgoshim.so $(PROG_BINS)
 # The compatibility suite: real multi-threaded programs from Debian and
 # small clients of real libraries, natively and under goshim
 # (tests/compat/run.sh says what each checks). Installs what is missing
-# first, then builds the suite's own programs (they need libcurl's headers).
+# first, then builds the suite's own programs (they need libcurl's and
+# OpenSSL's headers).
 COMPAT_BINS := $(B)/tests/compat/gendata $(B)/tests/compat/cxx_threads \
-	$(B)/tests/compat/curl_fetch $(B)/tests/compat/mc_client
+	$(B)/tests/compat/curl_fetch $(B)/tests/compat/mc_client \
+	$(B)/tests/compat/ssl_digest
 
 $(B)/tests/compat/%: tests/compat/%.c
 	@mkdir -p $(dir $@)
@@ -132,6 +134,10 @@ $(B)/tests/compat/%: tests/compat/%.c
 $(B)/tests/compat/curl_fetch: tests/compat/curl_fetch.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread -lcurl
+
+$(B)/tests/compat/ssl_digest: tests/compat/ssl_digest.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread -lcrypto
 
 $(B)/tests/compat/%: tests/compat/%.cc
 	@mkdir -p $(dir $@)

@@ -42,6 +42,7 @@ if [[ $compat == 1 ]]; then
 	have_cmd memcached || need+=(memcached)
 	have_cmd zstd || need+=(zstd)
 	have_pkg libcurl4-openssl-dev || need+=(libcurl4-openssl-dev)
+	have_pkg libssl-dev || need+=(libssl-dev)
 fi
 
 [[ ${#need[@]} -eq 0 ]] && exit 0

@@ -2,11 +2,12 @@
 # tests/compat/run.sh BUILD_DIR [NAME...]: the compatibility suite behind
 # `make compat`. tests/progs holds programs written for goshim's tests; this
 # runs real, unmodified multi-threaded programs from Debian (pigz, sysbench,
-# GNU sort, memcached, zstd) and three small clients of real libraries
-# (libstdc++ threads, libcurl, memcached's protocol), each natively and then
-# with LD_PRELOAD=libgoshim.so, and checks what each program is for: the
-# round trip's sha256, sort's output against a one-thread sort, every value
-# and counter, the program's own exit status. Each run goes through
+# GNU sort, memcached, zstd) and small clients of real libraries
+# (libstdc++ threads, OpenSSL, libcurl, memcached's protocol), each
+# natively and then with LD_PRELOAD=libgoshim.so, and checks what each
+# program is for: the round trip's sha256, sort's output against a
+# one-thread sort, every value and counter, the program's own exit
+# status. Each run goes through
 # procsample (the sampler of `goshim compare`) for peak OS threads and wall
 # time; a program that does not make threads natively tests nothing and
 # fails. One line per program, then "N passed, M failed"; exits 1 if any
@@ -24,7 +25,7 @@ lib=$(realpath "$B/libgoshim.so")
 ps=$B/tools/procsample
 bin=$B/tests/compat
 for f in "$lib" "$ps" "$bin/gendata" "$bin/cxx_threads" "$bin/curl_fetch" \
-	"$bin/mc_client" "$B/tests/servers/legacy_httpd"; do
+	"$bin/mc_client" "$bin/ssl_digest" "$B/tests/servers/legacy_httpd"; do
 	if [[ ! -x $f ]]; then
 		echo "compat: $f missing: run 'make compat'" >&2
 		exit 2
@@ -235,18 +236,26 @@ sysbench_test() {
 t_sysbench_threads() { sysbench_test threads --time=2 --thread-yields=1000 --thread-locks=8; }
 t_sysbench_mutex() { sysbench_test mutex --mutex-locks=20000 --mutex-loops=2000; }
 
-# cxx_threads: libstdc++'s threads; output must match exactly.
-t_cxx() {
-	local m
+# same_output NAME TAG MIN CMD...: a program that checks itself and prints
+# its exact results: both runs exit 0 and print the same.
+same_output() {
+	local name=$1 tag=$2 min=$3 m
+	shift 3
 	for m in native goshim; do
-		run "$m" cxx "$bin/cxx_threads"
-		check_status "$m" cxx
+		run "$m" "$tag" "$@"
+		check_status "$m" "$tag"
 		account "$m"
 	done
-	cmp -s "$work/cxx.native.out" "$work/cxx.goshim.out" ||
-		note goshim "output differs: $(diff "$work/cxx.native.out" "$work/cxx.goshim.out" | head -3 | tr '\n' ' ')"
-	report cxx_threads 2 "$(tail -1 "$work/cxx.native.out")"
+	cmp -s "$work/$tag.native.out" "$work/$tag.goshim.out" ||
+		note goshim "output differs: $(diff "$work/$tag.native.out" "$work/$tag.goshim.out" | head -3 | tr '\n' ' ')"
+	report "$name" "$min" "$(tail -1 "$work/$tag.native.out")"
 }
+
+# cxx_threads: libstdc++'s threads.
+t_cxx() { same_output cxx_threads cxx 2 "$bin/cxx_threads"; }
+
+# openssl: 16 threads of EVP digests and AES-GCM against one thread's.
+t_openssl() { same_output openssl ssl 4 "$bin/ssl_digest" 16 400; }
 
 # curl: 32 libcurl threads against the bundled legacy_httpd (a fresh one,
 # run natively, for each mode, so its hit count starts at 0).
@@ -302,11 +311,11 @@ t_memcached() {
 	report memcached 5 "$(cat "$work/mc-native.native.out" 2>/dev/null)"
 }
 
-all=(pigz sysbench_threads sysbench_mutex sort cxx curl memcached zstd)
+all=(pigz sysbench_threads sysbench_mutex sort cxx openssl curl memcached zstd)
 [[ $# -gt 0 ]] && all=("$@")
 for t in "${all[@]}"; do
 	if ! declare -F "t_$t" >/dev/null; then
-		echo "compat: no program '$t' (have: pigz sysbench_threads sysbench_mutex sort cxx curl memcached zstd)" >&2
+		echo "compat: no program '$t' (have: pigz sysbench_threads sysbench_mutex sort cxx openssl curl memcached zstd)" >&2
 		exit 2
 	fi
 done
