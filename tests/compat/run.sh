@@ -11,8 +11,9 @@
 # procsample (the sampler of `goshim compare`) for peak OS threads and wall
 # time; a program that does not make threads natively tests nothing and
 # fails. One line per program, then "N passed, M failed"; exits 1 if any
-# failed. NAME... picks programs (default: all). GOSHIM_COMPAT_TIMEOUT
-# bounds each run (seconds, default 180).
+# failed. NAME... picks programs (default: all). COMPAT_TIMEOUT bounds
+# each run (seconds, default 180; not GOSHIM_*: goshim reports unknown
+# GOSHIM_ settings).
 set -euo pipefail
 
 if [[ $# -lt 1 ]]; then
@@ -31,7 +32,7 @@ for f in "$lib" "$ps" "$bin/gendata" "$bin/cxx_threads" "$bin/curl_fetch" \
 		exit 2
 	fi
 done
-timeout_s=${GOSHIM_COMPAT_TIMEOUT:-180}
+timeout_s=${COMPAT_TIMEOUT:-180}
 export LC_ALL=C
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/compat.XXXXXX")
@@ -74,12 +75,15 @@ run() {
 declare -A why res_peak res_wall res_rate
 # note MODE PROBLEM: the run in MODE failed (first problem kept).
 note() { [[ -n ${why[$1]:-} ]] || why[$1]=$2; }
-# check_status MODE TAG: a non-zero exit is a failure, with stderr's end.
+# check_status MODE TAG [RAN]: a non-zero exit of the last run is a failure
+# of MODE, with stderr's end; RAN is the mode the run itself had, when it
+# differs (a native client of a server run in MODE).
 check_status() {
-	if [[ $st -ne 0 ]]; then
-		local e
-		e=$(tail -c 300 "$work/$2.$1.err" | tr '\n' ' ')
-		note "$1" "$2 exited $st${e:+: $e}"
+	local err=$work/$2.${3:-$1}.err
+	if [[ $st -eq 124 || $st -eq 137 ]]; then
+		note "$1" "$2 timed out after ${timeout_s}s"
+	elif [[ $st -ne 0 ]]; then
+		note "$1" "$2 exited $st: $(tail -c 300 "$err" | tr '\n' ' ')"
 	fi
 }
 # account MODE: add this run's threads and time to the program's.
@@ -296,7 +300,7 @@ t_memcached() {
 		server=$!
 		if wait_listen "$port" "$server"; then
 			run native "mc-$m" "$bin/mc_client" "$port" 16 300
-			[[ $st -eq 0 ]] || note "$m" "mc_client exited $st: $(tail -c 300 "$work/mc-$m.native.err" | tr '\n' ' ')"
+			check_status "$m" "mc-$m" native
 			account "$m"
 		else
 			note "$m" "memcached did not listen on $port"
