@@ -2,7 +2,7 @@
 # tests/compat/run.sh BUILD_DIR [NAME...]: the compatibility suite behind
 # `make compat`. tests/progs holds programs written for goshim's tests; this
 # runs real, unmodified multi-threaded programs from Debian (pigz, sysbench,
-# GNU sort, memcached, zstd) and small clients of real libraries
+# GNU sort, memcached, zstd, CPython) and small clients of real libraries
 # (libstdc++ threads, OpenSSL, libcurl, memcached's protocol), each
 # natively and then with LD_PRELOAD=libgoshim.so, and checks what each
 # program is for: the round trip's sha256, sort's output against a
@@ -22,6 +22,7 @@ if [[ $# -lt 1 ]]; then
 fi
 B=$1
 shift
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lib=$(realpath "$B/libgoshim.so")
 ps=$B/tools/procsample
 bin=$B/tests/compat
@@ -258,6 +259,10 @@ same_output() {
 # cxx_threads: libstdc++'s threads.
 t_cxx() { same_output cxx_threads cxx 2 "$bin/cxx_threads"; }
 
+# python: CPython's threads and its GIL (timed condvar waits). Debian's
+# own python3, not whatever a PATH shim (pyenv) would start.
+t_python() { same_output python py 4 /usr/bin/python3 "$here/py_threads.py"; }
+
 # openssl: 16 threads of EVP digests and AES-GCM against one thread's.
 t_openssl() { same_output openssl ssl 4 "$bin/ssl_digest" 16 400; }
 
@@ -315,11 +320,11 @@ t_memcached() {
 	report memcached 5 "$(cat "$work/mc-native.native.out" 2>/dev/null)"
 }
 
-all=(pigz sysbench_threads sysbench_mutex sort cxx openssl curl memcached zstd)
+all=(pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd)
 [[ $# -gt 0 ]] && all=("$@")
 for t in "${all[@]}"; do
 	if ! declare -F "t_$t" >/dev/null; then
-		echo "compat: no program '$t' (have: pigz sysbench_threads sysbench_mutex sort cxx openssl curl memcached zstd)" >&2
+		echo "compat: no program '$t' (have: pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd)" >&2
 		exit 2
 	fi
 done
