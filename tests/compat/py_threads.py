@@ -3,13 +3,16 @@
 CPython hands its global interpreter lock around with a mutex and a
 condition variable waited on with a 5 ms timeout (the switch interval), so
 every thread here crosses timed condvar waits thousands of times, besides
-the locks, queues, conditions and events of the threading module. Every
-result is exact and printed; natively and under goshim the output must be
-the same.
+the locks, queues, conditions and events of the threading module. Then
+threads start child processes at the same time, as build tools do: fork
+(or vfork) and exec from one thread while the others run, pipes both
+ways. Every result is exact and printed; natively and under goshim the
+output must be the same.
 """
 import concurrent.futures
 import hashlib
 import queue
+import subprocess
 import threading
 
 
@@ -102,7 +105,20 @@ def gil_counter(threads=8, rounds=200000):
     return sum(counts)
 
 
+def children(jobs=64, workers=16):
+    """Each job pipes data through sha256sum(1) and checks its answer."""
+    def job(i):
+        data = b"%d " % i * (1000 + i * 37)
+        out = subprocess.run(["sha256sum"], input=data, capture_output=True,
+                             check=True).stdout.split()[0].decode()
+        return out == hashlib.sha256(data).hexdigest()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
+        return sum(ex.map(job, range(jobs)))
+
+
 print("pool:", pool())
 print("pipeline:", pipeline())
 print("rendezvous:", rendezvous())
 print("gil:", gil_counter())
+print("children: %d of 64 right" % children())
