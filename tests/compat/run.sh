@@ -291,15 +291,16 @@ t_curl() {
 
 # memcached: the server is what runs natively and under goshim (4 worker
 # threads, libevent); mc_client, native both times, checks every value.
-# Its wall time is the client's. procsample forwards the SIGTERM that ends
-# memcached and exits with memcached's status.
+# Its wall time is the client's. The SIGTERM that ends memcached goes
+# through timeout (which kills the lot 5 s later if it is still there) and
+# procsample (which exits with memcached's status).
 t_memcached() {
 	local m port pre sst
 	for m in native goshim; do
 		port=$(free_port)
 		pre=()
 		[[ $m == goshim ]] && pre=(-e "LD_PRELOAD=$lib")
-		"$ps" -i 5 -o "$work/memcached.$m.sum" "${pre[@]}" -- \
+		timeout -k 5 "$timeout_s" "$ps" -i 5 -o "$work/memcached.$m.sum" "${pre[@]}" -- \
 			memcached -u root -t 4 -l 127.0.0.1 -p "$port" -U 0 -m 256 \
 			>"$work/memcached.$m.out" 2>"$work/memcached.$m.err" </dev/null &
 		server=$!
