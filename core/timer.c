@@ -378,8 +378,21 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		 * published here; never once it returned. */
 		if (intr) {
 			spin_lock(&gp->jlock);
-			gp->intr_w = w;
+			/* A cancel request that came before this wait ends it
+			 * now, unless a wakeup claimed it already. */
+			uint32_t st = W_WAITING;
+			bool cancel = gp->cancel_ok && gp->cancel_req &&
+				      atomic_compare_exchange_strong(
+					      &w->state, &st, W_TIMEDOUT);
+			if (cancel) {
+				gp->cancel_req = false;
+				gp->cancel_hit = true;
+			} else {
+				gp->intr_w = w;
+			}
 			spin_unlock(&gp->jlock);
+			if (cancel)
+				return W_TIMEDOUT;
 		}
 		w->timer.when = deadline;
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
