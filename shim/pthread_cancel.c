@@ -8,11 +8,10 @@
  * are. Acting on the request unwinds the stack (cleanup handlers, C++
  * destructors) to g_entry's buffer, as pthread_exit does, and the joiner
  * gets PTHREAD_CANCELED (g_entry's retval until pthread_exit or a return
- * sets it). What glibc cannot do is end a wait goshim parks
- * the goroutine in: here pthread_cancel also ends the target's
- * cancellable wait (sleeps and sem_wait; see intr_begin_cancel), or makes
- * its next one end at once, and that wait calls shim_testcancel before
- * waiting on. Not yet: condvar, join and fd waits (they go on until they
+ * sets it). What glibc cannot do is end a wait goshim parks the goroutine
+ * in: here pthread_cancel also ends the target's cancellable wait (sleeps
+ * and sem_wait; see intr_begin_cancel), or makes its next one end at
+ * once, and that wait calls shim_testcancel before waiting on. Not yet: condvar, join and fd waits (they go on until they
  * end by themselves), asynchronous cancellation (glibc's signal goes to
  * the goroutine's fake tid), cancelling the main goroutine.
  */
