@@ -118,6 +118,36 @@ progs: $(B)/libgoshim.so $(PROG_BINS) $(MOD_SOS)
 diag: $(B)/libgoshim.so $(PROG_BINS)
 	tests/diag-check.py $(B)
 
+# The compatibility suite: real multi-threaded programs from Debian and
+# small clients of real libraries, natively and under goshim
+# (tests/compat/run.sh says what each checks). Installs what is missing
+# first, then builds the suite's own programs (they need libcurl's and
+# OpenSSL's headers).
+COMPAT_BINS := $(B)/tests/compat/gendata $(B)/tests/compat/cxx_threads \
+	$(B)/tests/compat/curl_fetch $(B)/tests/compat/mc_client \
+	$(B)/tests/compat/ssl_digest
+
+$(B)/tests/compat/%: tests/compat/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread
+
+$(B)/tests/compat/curl_fetch: tests/compat/curl_fetch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread -lcurl
+
+$(B)/tests/compat/ssl_digest: tests/compat/ssl_digest.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@ -pthread -lcrypto
+
+$(B)/tests/compat/%: tests/compat/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CFLAGS) $(WARN) -std=gnu++17 $< -o $@ -pthread
+
+compat:
+	scripts/deps.sh --compat
+	$(MAKE) tools $(COMPAT_BINS)
+	tests/compat/run.sh $(B)
+
 # Installs missing Debian packages first (scripts/deps.sh), then builds and
 # runs every test.
 check:
@@ -210,6 +240,6 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tools unit progs diag check tools-check demo stress bench \
+.PHONY: all tools unit progs diag check compat tools-check demo stress bench \
 	bench-sync bench-net bench-sysmon cross-aarch64 clean
 .SECONDARY:

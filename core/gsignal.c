@@ -66,6 +66,22 @@ static void gsignal_interrupt(struct g *gp)
 		waiter_deliver(w);
 }
 
+void gcancel_wake(struct g *gp)
+{
+	spin_lock(&gp->jlock);
+	struct waiter *w = gp->cancel_ok ? gp->intr_w : NULL;
+	uint32_t st = W_WAITING;
+	bool hit = w && atomic_compare_exchange_strong(&w->state, &st,
+						       W_TIMEDOUT);
+	if (hit)
+		gp->cancel_hit = true;
+	else
+		gp->cancel_req = true; /* waiter_block looks at it */
+	spin_unlock(&gp->jlock);
+	if (hit)
+		waiter_deliver(w);
+}
+
 static bool ignored_by_default(int sig)
 {
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH ||

@@ -1030,6 +1030,9 @@ static void g_entry(void *arg)
 #pragma GCC diagnostic pop
 		memset(ub.__pad, 0, sizeof ub.__pad);
 		tls_set_unwind_buf(gp->tcb, &ub);
+		/* An unwind to here that is not pthread_exit's (which sets
+		 * retval) is a cancellation: glibc's own, or shim's. */
+		gp->retval = PTHREAD_CANCELED;
 		gp->retval = gp->fn(gp->arg);
 	}
 	go_exit(getg()->retval);
@@ -1102,6 +1105,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->detached = attr->detached;
 	gp->exited = false;
 	gp->joiner = NULL;
+	gp->cancel_req = false;
 	gp->waitreason = NULL;
 	gp->inheritsched = attr->inheritsched;
 	gp->scope = attr->scope;

@@ -110,6 +110,13 @@ struct g {
 	bool intr_hit;
 	bool intr_restart;
 	struct waiter *intr_w; /* jlock-guarded */
+	/* Deferred cancellation (shim/pthread_cancel.c): a wait begun with
+	 * intr_begin_cancel is also ended by pthread_cancel; cancel_req (a
+	 * request not yet seen by such a wait, jlock-guarded) and
+	 * cancel_hit (it ended one) tell the wait to act on it. */
+	bool cancel_ok;
+	bool cancel_req;
+	bool cancel_hit;
 
 	/* Wired to an M (wire.h): its own thread values, jlock-guarded, and
 	 * the process-shared locks it holds (its TCB then has the M's tid;
@@ -278,6 +285,9 @@ static inline uint64_t sigbit(int sig)
 
 /* ---- gsignal.c: pthread_kill to a goroutine ---- */
 int gsignal_send(struct g *gp, int sig); /* 0 or errno */
+/* pthread_cancel asked gp to act: end its cancellable wait, if it is in
+ * one, or make its next one end at once. */
+void gcancel_wake(struct g *gp);
 /* On gp: raise what was kept for it and its mask lets through. */
 void gsignal_deliver(struct g *gp);
 /* Take one kept signal that is in set (sigwait); 0 if none. */
@@ -297,14 +307,32 @@ static inline void intr_begin(void)
 		gp->intr_hit = false;
 	}
 }
+/* The same for a wait that is a cancellation point and acts on a request
+ * (intr_end then says ECANCEL_CALL: look at it, then wait on or start
+ * over). */
+#define ECANCEL_CALL (-2)
+static inline void intr_begin_cancel(void)
+{
+	struct g *gp = g_current;
+	intr_begin();
+	if (gp && !gp->is_g0) {
+		gp->cancel_ok = true;
+		gp->cancel_hit = false;
+	}
+}
 static inline int intr_end(bool restart_ok)
 {
 	struct g *gp = g_current;
 	if (!gp || gp->is_g0)
 		return 0;
 	gp->intr_ok = false;
-	if (!gp->intr_hit)
-		return 0;
+	gp->cancel_ok = false;
+	if (!gp->intr_hit) {
+		if (!gp->cancel_hit)
+			return 0;
+		gp->cancel_hit = false;
+		return ECANCEL_CALL;
+	}
 	gp->intr_hit = false;
 	return restart_ok && gp->intr_restart ? ERESTART_CALL : EINTR;
 }

@@ -267,6 +267,7 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 {
 	struct bucket *b = bucket_of(addr);
 	struct waiter *w;
+	bool yield = false;
 
 	atomic_fetch_add(addr, 1);
 	if (atomic_load(&b->nwait) == 0)
@@ -282,6 +283,9 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 		 * is claimed and must find it. */
 		bool took = handoff && cansemacquire(addr);
 		w->handoff = took;
+		/* Read before the wakeup: w lives on the waiter's stack, and
+		 * once delivered the waiter may return and reuse it. */
+		yield = w->g && handoff;
 		if (waiter_claim(w))
 			break;
 		/* It timed out: its count is still there for the next. */
@@ -292,7 +296,7 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 	if (w) {
 		waiter_deliver(w);
 		/* Starvation mode: let the new owner run now (Go's goyield). */
-		if (w->g && handoff && on_goroutine())
+		if (yield && on_goroutine())
 			goyield();
 	}
 }

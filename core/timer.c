@@ -319,16 +319,25 @@ void waiter_init(struct waiter *w)
 
 void waiter_deliver(struct waiter *w)
 {
-	if (w->g)
+	if (w->g) {
 		goready(w->g);
-	else
-		sys_futex(&w->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		return;
+	}
+	/* From here the thread may return, and w go with its stack: the
+	 * wake is a futex call on an address, harmless if reused. */
+	atomic_store(&w->state, W_WOKEN);
+	sys_futex(&w->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* A goroutine cannot run before goready, so its waiter is W_WOKEN at once;
+ * a foreign thread would return on seeing W_WOKEN, so it is W_CLAIMED
+ * until delivered (w->g does not change while w waits, and the caller's
+ * lock keeps w registered, so it may be read here). */
 bool waiter_claim(struct waiter *w)
 {
 	uint32_t st = W_WAITING;
-	return atomic_compare_exchange_strong(&w->state, &st, W_WOKEN);
+	return atomic_compare_exchange_strong(&w->state, &st,
+					      w->g ? W_WOKEN : W_CLAIMED);
 }
 
 bool waiter_wake(struct waiter *w)
@@ -369,8 +378,21 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		 * published here; never once it returned. */
 		if (intr) {
 			spin_lock(&gp->jlock);
-			gp->intr_w = w;
+			/* A cancel request that came before this wait ends it
+			 * now, unless a wakeup claimed it already. */
+			uint32_t st = W_WAITING;
+			bool cancel = gp->cancel_ok && gp->cancel_req &&
+				      atomic_compare_exchange_strong(
+					      &w->state, &st, W_TIMEDOUT);
+			if (cancel) {
+				gp->cancel_req = false;
+				gp->cancel_hit = true;
+			} else {
+				gp->intr_w = w;
+			}
 			spin_unlock(&gp->jlock);
+			if (cancel)
+				return W_TIMEDOUT;
 		}
 		w->timer.when = deadline;
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
@@ -383,13 +405,14 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		}
 		return atomic_load(&w->state);
 	}
-	/* A foreign thread blocks its own OS thread on the state word. */
+	/* A foreign thread blocks its own OS thread on the state word. Once
+	 * claimed, the wakeup is on its way whatever the deadline. */
 	for (;;) {
 		uint32_t st = atomic_load(&w->state);
-		if (st != W_WAITING)
+		if (st == W_WOKEN || st == W_TIMEDOUT)
 			return st;
 		struct timespec ts, *tsp = NULL;
-		if (deadline >= 0) {
+		if (st == W_WAITING && deadline >= 0) {
 			int64_t left = deadline - nanotime();
 			if (left <= 0) {
 				if (atomic_compare_exchange_strong(
@@ -401,7 +424,6 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 			ts.tv_nsec = left % 1000000000;
 			tsp = &ts;
 		}
-		sys_futex(&w->state, FUTEX_WAIT_PRIVATE, W_WAITING, tsp,
-			  NULL, 0);
+		sys_futex(&w->state, FUTEX_WAIT_PRIVATE, st, tsp, NULL, 0);
 	}
 }

@@ -61,8 +61,11 @@ bool timers_have_sleeper(void);
 void m_kick(struct m *mp);
 
 /* W_PREPARED: queued but not yet blocking (sema.c's notify waiters); a
- * waker that claims it then must not deliver. */
-enum { W_WAITING, W_WOKEN, W_TIMEDOUT, W_PREPARED };
+ * waker that claims it then must not deliver. W_CLAIMED: a foreign
+ * thread's waiter, claimed but not yet delivered: that thread watches its
+ * state word and must not return (and reuse its stack, where w lives)
+ * while its waker still reads or links w. */
+enum { W_WAITING, W_WOKEN, W_TIMEDOUT, W_PREPARED, W_CLAIMED };
 
 struct waiter {
 	struct g *g; /* NULL: a thread the runtime did not create */

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# scripts/deps.sh: install what building and testing goshim needs on a
-# Debian machine, if it is missing. Run by `make check`, `make demo` and CI;
-# does nothing when everything is there.
+# scripts/deps.sh [--compat]: install what building and testing goshim
+# needs on a Debian machine, if it is missing. Run by `make check`, `make
+# demo` and CI; does nothing when everything is there. --compat adds the
+# real programs of the compatibility suite (`make compat`) and the headers
+# its own clients build against.
 set -euo pipefail
+
+compat=0
+case ${1:-} in
+--compat) compat=1 ;;
+"") ;;
+*) echo "usage: deps.sh [--compat]" >&2; exit 2 ;;
+esac
 
 need=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
@@ -28,6 +37,15 @@ if [[ ${GOSHIM_DEPS_OPTIONAL:-1} == 1 ]]; then
 	have_cmd aarch64-linux-gnu-gcc || need+=(gcc-aarch64-linux-gnu)
 	have_cmd qemu-aarch64 || need+=(qemu-user)
 	have_cmd go || need+=(golang-go)
+fi
+if [[ $compat == 1 ]]; then
+	# GNU sort and sha256sum are coreutils, which Debian always has.
+	have_cmd pigz || need+=(pigz)
+	have_cmd sysbench || need+=(sysbench)
+	have_cmd memcached || need+=(memcached)
+	have_cmd zstd || need+=(zstd)
+	have_pkg libcurl4-openssl-dev || need+=(libcurl4-openssl-dev)
+	have_pkg libssl-dev || need+=(libssl-dev)
 fi
 
 [[ ${#need[@]} -eq 0 ]] && exit 0

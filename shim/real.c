@@ -47,6 +47,8 @@ void real_init(void)
 	real.pthread_getschedparam = must("pthread_getschedparam");
 	real.pthread_setschedprio = must("pthread_setschedprio");
 	real.pthread_kill = must("pthread_kill");
+	real.pthread_cancel = must("pthread_cancel");
+	real.pthread_testcancel = must("pthread_testcancel");
 	real.pthread_sigqueue = must("pthread_sigqueue");
 	real.pthread_key_create = must("pthread_key_create");
 	real.pthread_key_delete = must("pthread_key_delete");

@@ -90,14 +90,16 @@ static int down_slow(struct gsem *s, clockid_t clk,
 	int err, intr;
 
 	do {
+		/* A cancellation point: a cancel request ends the wait too. */
+		shim_testcancel();
 		if (deadline >= 0 && nanotime() >= deadline) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
-		intr_begin();
+		intr_begin_cancel();
 		err = sema_acquire(&s->value, false, deadline, "semaphore");
 		intr = intr_end(true);
-	} while (intr == ERESTART_CALL);
+	} while (intr == ERESTART_CALL || intr == ECANCEL_CALL);
 	if (intr) {
 		errno = EINTR;
 		return -1;
@@ -182,6 +184,8 @@ GOSHIM_EXPORT int sem_wait(sem_t *sem)
 	struct gsem *s = ours(sem);
 	if (s == NULL)
 		return real_down(sem, false, 0, NULL);
+	/* As glibc: a cancellation point even when it need not wait. */
+	shim_testcancel();
 	return trydown(s) ? 0 : down_slow(s, CLOCK_REALTIME, NULL);
 }
 
@@ -204,6 +208,8 @@ GOSHIM_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 		return -1;
 	if (s == NULL)
 		return real_down(sem, false, 0, abstime);
+	/* As glibc: a cancellation point even when it need not wait. */
+	shim_testcancel();
 	return trydown(s) ? 0 : down_slow(s, CLOCK_REALTIME, abstime);
 }
 
@@ -220,6 +226,8 @@ GOSHIM_EXPORT int sem_clockwait(sem_t *sem, clockid_t clk,
 		return -1;
 	if (s == NULL)
 		return real_down(sem, true, clk, abstime);
+	/* As glibc: a cancellation point even when it need not wait. */
+	shim_testcancel();
 	return trydown(s) ? 0 : down_slow(s, clk, abstime);
 }
 

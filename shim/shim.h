@@ -29,6 +29,10 @@ static inline bool shim_active(void)
 	return shim_start();
 }
 
+/* pthread_cancel.c: act on a cancel request at a cancellation point:
+ * glibc's pthread_testcancel, which does not return if it acts. */
+void shim_testcancel(void);
+
 /* The goroutine behind a pthread_t, or NULL for a thread goshim did not
  * create (then glibc's own function applies). */
 static inline struct g *shim_thread(pthread_t t)

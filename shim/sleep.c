@@ -8,7 +8,7 @@
  * of threads goshim did not create go to the C library. A signal with a
  * handler sent to the sleeping goroutine ends the sleep: EINTR and the
  * time left, as the kernel gives them (never restarted, SA_RESTART or
- * not).
+ * not). pthread_cancel ends a sleep too (shim/pthread_cancel.c).
  */
 #include <errno.h>
 #include <threads.h>
@@ -23,14 +23,21 @@ static void nothing_to_unlock(void *unused)
 	(void)unused;
 }
 
-/* Sleep until the deadline; false if a signal's handler cut it short. */
+/* Sleep until the deadline; false if a signal's handler cut it short.
+ * A sleep is a cancellation point: a cancel request ends it (the sleep
+ * goes on when the goroutine has cancellation disabled). */
 static bool park_until(int64_t deadline)
 {
-	struct waiter w;
-	waiter_init(&w);
-	intr_begin();
-	waiter_block(&w, nothing_to_unlock, NULL, "sleep", deadline);
-	return intr_end(false) == 0;
+	for (;;) {
+		struct waiter w;
+		shim_testcancel();
+		waiter_init(&w);
+		intr_begin_cancel();
+		waiter_block(&w, nothing_to_unlock, NULL, "sleep", deadline);
+		int intr = intr_end(false);
+		if (intr != ECANCEL_CALL)
+			return intr == 0;
+	}
 }
 
 static bool runtime_clock(clockid_t clk)

@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# tests/compat/run.sh BUILD_DIR [NAME...]: the compatibility suite behind
+# `make compat`. tests/progs holds programs written for goshim's tests; this
+# runs real, unmodified multi-threaded programs from Debian (pigz, sysbench,
+# GNU sort, memcached, zstd, CPython) and small clients of real libraries
+# (libstdc++ threads, OpenSSL, libcurl, memcached's protocol), each
+# natively and then with LD_PRELOAD=libgoshim.so, and checks what each
+# program is for: the round trip's sha256, sort's output against a
+# one-thread sort, every value and counter, the program's own exit
+# status. Each run goes through
+# procsample (the sampler of `goshim compare`) for peak OS threads and wall
+# time; a program that does not make threads natively tests nothing and
+# fails. One line per program, then "N passed, M failed"; exits 1 if any
+# failed. NAME... picks programs (default: all). COMPAT_TIMEOUT bounds
+# each run (seconds, default 180; not GOSHIM_*: goshim reports unknown
+# GOSHIM_ settings).
+set -euo pipefail
+
+if [[ $# -lt 1 ]]; then
+	echo "usage: $0 BUILD_DIR [NAME...]" >&2
+	exit 2
+fi
+B=$1
+shift
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+lib=$(realpath "$B/libgoshim.so")
+ps=$B/tools/procsample
+bin=$B/tests/compat
+for f in "$lib" "$ps" "$bin/gendata" "$bin/cxx_threads" "$bin/curl_fetch" \
+	"$bin/mc_client" "$bin/ssl_digest" "$B/tests/servers/legacy_httpd"; do
+	if [[ ! -x $f ]]; then
+		echo "compat: $f missing: run 'make compat'" >&2
+		exit 2
+	fi
+done
+timeout_s=${COMPAT_TIMEOUT:-180}
+export LC_ALL=C
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/compat.XXXXXX")
+server=
+cleanup() {
+	if [[ -n $server ]]; then
+		kill "$server" 2>/dev/null || true
+		wait "$server" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---- running and sampling ---------------------------------------------------
+
+# sum_field FILE NAME: one value of a procsample summary ("?" if none: the
+# run was killed before procsample could write it).
+sum_field() {
+	awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print "?" }' \
+		"$1" 2>/dev/null || echo "?"
+}
+
+# run MODE TAG CMD...: CMD natively (MODE native) or under goshim (MODE
+# goshim), with a timeout, sampled. stdout in $work/TAG.MODE.out, stderr in
+# .err; sets st (exit status), peak (OS threads) and wall (seconds).
+run() {
+	local mode=$1 tag=$2
+	shift 2
+	local pre=()
+	[[ $mode == goshim ]] && pre=(-e "LD_PRELOAD=$lib")
+	st=0
+	timeout -k 5 "$timeout_s" "$ps" -i 5 -o "$work/$tag.$mode.sum" \
+		"${pre[@]}" -- "$@" >"$work/$tag.$mode.out" \
+		2>"$work/$tag.$mode.err" </dev/null || st=$?
+	peak=$(sum_field "$work/$tag.$mode.sum" peak_threads)
+	wall=$(sum_field "$work/$tag.$mode.sum" wall_s)
+}
+
+# A program's verdict is built per mode: why[MODE] empty means it worked.
+declare -A why res_peak res_wall res_rate
+# note MODE PROBLEM: the run in MODE failed (first problem kept).
+note() { [[ -n ${why[$1]:-} ]] || why[$1]=$2; }
+# check_status MODE TAG [RAN]: a non-zero exit of the last run is a failure
+# of MODE, with stderr's end; RAN is the mode the run itself had, when it
+# differs (a native client of a server run in MODE).
+check_status() {
+	local err=$work/$2.${3:-$1}.err
+	if [[ $st -eq 124 || $st -eq 137 ]]; then
+		note "$1" "$2 timed out after ${timeout_s}s"
+	elif [[ $st -ne 0 ]]; then
+		note "$1" "$2 exited $st: $(tail -c 300 "$err" | tr '\n' ' ')"
+	fi
+}
+# account MODE: add this run's threads and time to the program's.
+account() {
+	local m=$1
+	if [[ $peak == "?" || ${res_peak[$m]:-0} == "?" ]]; then
+		res_peak[$m]="?"
+	elif ((peak > ${res_peak[$m]:-0})); then
+		res_peak[$m]=$peak
+	fi
+	res_wall[$m]=$(awk -v a="${res_wall[$m]:-0}" -v b="$wall" \
+		'BEGIN { if (b == "?") print "?"; else printf "%.2f", a + b }')
+}
+
+passed=0 failed=0
+# report NAME MIN_NATIVE_THREADS DETAIL: the program's line. The minimum
+# is well under what the program makes: threads that end early can fall
+# between two samples.
+report() {
+	local name=$1 min=$2 detail=$3 verdict=PASS m
+	if [[ ${res_peak[native]:-0} != "?" && ${res_peak[native]:-0} -lt $min ]]; then
+		note native "only ${res_peak[native]} threads natively (want >= $min): nothing tested"
+	fi
+	[[ -z ${why[native]:-}${why[goshim]:-} ]] || verdict=FAIL
+	printf '%s %-12s' "$verdict" "$name"
+	for m in native goshim; do
+		printf '  %s: %s %5ss %3s thr%s' "$m" \
+			"$([[ -z ${why[$m]:-} ]] && echo ok || echo FAIL)" \
+			"${res_wall[$m]:-?}" "${res_peak[$m]:-?}" \
+			"${res_rate[$m]:+ ${res_rate[$m]}}"
+	done
+	printf '  (%s)\n' "$detail"
+	for m in native goshim; do
+		[[ -z ${why[$m]:-} ]] || echo "    $m: ${why[$m]}"
+	done
+	if [[ $verdict == PASS ]]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+}
+
+begin() { why=() res_peak=() res_wall=() res_rate=(); }
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_listen PORT PID: until something listens on 127.0.0.1:PORT (false
+# if PID exits first or 10 s pass).
+wait_listen() {
+	local hex i
+	hex=$(printf ':%04X' "$1")
+	for ((i = 0; i < 1000; i++)); do
+		awk -v p="$hex" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' \
+			/proc/net/tcp && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+
+# ---- the programs -----------------------------------------------------------
+
+data=$work/data.txt
+data_sum=
+make_data() {
+	if [[ -z $data_sum ]]; then
+		"$bin/gendata" 200000000 1 >"$data"
+		data_sum=$(sha256sum <"$data" | cut -d' ' -f1)
+	fi
+}
+
+# pigz: compress 200 MB with 8 threads, decompress, same sha256.
+t_pigz() {
+	make_data
+	local m sum
+	for m in native goshim; do
+		run "$m" pigz-c pigz -1 -p 8 -c "$data"
+		check_status "$m" pigz-c
+		account "$m"
+		mv "$work/pigz-c.$m.out" "$work/data.gz"
+		run "$m" pigz-d pigz -d -p 8 -c "$work/data.gz"
+		check_status "$m" pigz-d
+		account "$m"
+		sum=$(sha256sum <"$work/pigz-d.$m.out" | cut -d' ' -f1)
+		[[ $sum == "$data_sum" ]] || note "$m" "round trip sha256 $sum, want $data_sum"
+		rm -f "$work/data.gz" "$work/pigz-d.$m.out"
+	done
+	report pigz 3 "200 MB -1 -p 8, round-trip sha256"
+}
+
+# zstd: the same with zstd's worker pool, at -3 -T8.
+t_zstd() {
+	make_data
+	local m sum
+	for m in native goshim; do
+		run "$m" zstd-c zstd -q -3 -T8 -c "$data"
+		check_status "$m" zstd-c
+		account "$m"
+		mv "$work/zstd-c.$m.out" "$work/data.zst"
+		run "$m" zstd-d zstd -q -d -c "$work/data.zst"
+		check_status "$m" zstd-d
+		account "$m"
+		sum=$(sha256sum <"$work/zstd-d.$m.out" | cut -d' ' -f1)
+		[[ $sum == "$data_sum" ]] || note "$m" "round trip sha256 $sum, want $data_sum"
+		rm -f "$work/data.zst" "$work/zstd-d.$m.out"
+	done
+	report zstd 3 "200 MB -3 -T8, round-trip sha256"
+}
+
+# sort: --parallel=8 on 80 MB must equal a one-thread sort's output.
+t_sort() {
+	make_data
+	local m want sum
+	head -c 80000000 "$data" >"$work/sort.in"
+	want=$(sort --parallel=1 -S 512M "$work/sort.in" | sha256sum | cut -d' ' -f1)
+	for m in native goshim; do
+		run "$m" sort sort --parallel=8 -S 512M "$work/sort.in"
+		check_status "$m" sort
+		account "$m"
+		sum=$(sha256sum <"$work/sort.$m.out" | cut -d' ' -f1)
+		[[ $sum == "$want" ]] || note "$m" "output differs from sort --parallel=1"
+		rm -f "$work/sort.$m.out"
+	done
+	rm -f "$work/sort.in"
+	report sort 2 "80 MB --parallel=8 == --parallel=1"
+}
+
+# sysbench_field MODE TAG LABEL: a number from sysbench's report.
+sysbench_field() {
+	awk -v l="$3" 'index($0, l) { v = $NF } END { sub(/s$/, "", v); print v }' \
+		"$work/$2.$1.out"
+}
+
+# sysbench TEST ARGS...: 64 threads; its own events/s, exit status 0.
+sysbench_test() {
+	local name=$1 m ev tt
+	shift
+	for m in native goshim; do
+		run "$m" "$name" sysbench "$name" "$@" --threads=64 run
+		check_status "$m" "$name"
+		account "$m"
+		ev=$(sysbench_field "$m" "$name" "total number of events:")
+		tt=$(sysbench_field "$m" "$name" "total time:")
+		if [[ -z $ev || -z $tt || $ev == 0 ]]; then
+			note "$m" "no events reported"
+		else
+			res_rate[$m]=$(awk -v e="$ev" -v t="$tt" 'BEGIN { printf "%.0f ev/s", e / t }')
+		fi
+	done
+	report "sb-$name" 33 "sysbench $name --threads=64 $*"
+}
+# --report-interval: sysbench ends its reporting thread, asleep in usleep,
+# with pthread_cancel and joins it.
+t_sysbench_threads() { sysbench_test threads --time=2 --thread-yields=1000 --thread-locks=8 --report-interval=1; }
+t_sysbench_mutex() { sysbench_test mutex --mutex-locks=20000 --mutex-loops=2000; }
+
+# same_output NAME TAG MIN CMD...: a program that checks itself and prints
+# its exact results: both runs exit 0 and print the same.
+same_output() {
+	local name=$1 tag=$2 min=$3 m
+	shift 3
+	for m in native goshim; do
+		run "$m" "$tag" "$@"
+		check_status "$m" "$tag"
+		account "$m"
+	done
+	cmp -s "$work/$tag.native.out" "$work/$tag.goshim.out" ||
+		note goshim "output differs: $(diff "$work/$tag.native.out" "$work/$tag.goshim.out" | head -3 | tr '\n' ' ')"
+	report "$name" "$min" "$(tail -1 "$work/$tag.native.out")"
+}
+
+# cxx_threads: libstdc++'s threads.
+t_cxx() { same_output cxx_threads cxx 2 "$bin/cxx_threads"; }
+
+# python: CPython's threads and its GIL (timed condvar waits). Debian's
+# own python3, not whatever a PATH shim (pyenv) would start.
+t_python() { same_output python py 4 /usr/bin/python3 "$here/py_threads.py"; }
+
+# openssl: 16 threads of EVP digests and AES-GCM against one thread's.
+t_openssl() { same_output openssl ssl 4 "$bin/ssl_digest" 16 400; }
+
+# curl: 32 libcurl threads against the bundled legacy_httpd (a fresh one,
+# run natively, for each mode, so its hit count starts at 0).
+t_curl() {
+	local m port
+	for m in native goshim; do
+		port=$(free_port)
+		"$B/tests/servers/legacy_httpd" "$port" 2>"$work/httpd.err" &
+		server=$!
+		if ! wait_listen "$port" "$server"; then
+			note "$m" "legacy_httpd did not listen on $port: $(head -c 200 "$work/httpd.err")"
+		else
+			run "$m" curl "$bin/curl_fetch" "$port" 32 200
+			check_status "$m" curl
+			account "$m"
+			res_rate[$m]=$(awk -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f req/s", 6400 / w }')
+		fi
+		kill "$server"
+		wait "$server" 2>/dev/null || true
+		server=
+	done
+	report curl 8 "$(cat "$work/curl.native.out" 2>/dev/null)"
+}
+
+# memcached: the server is what runs natively and under goshim (4 worker
+# threads, libevent); mc_client, native both times, checks every value.
+# Its wall time is the client's. The SIGTERM that ends memcached goes
+# through timeout (which kills the lot 5 s later if it is still there) and
+# procsample (which exits with memcached's status).
+t_memcached() {
+	local m port pre sst
+	for m in native goshim; do
+		port=$(free_port)
+		pre=()
+		[[ $m == goshim ]] && pre=(-e "LD_PRELOAD=$lib")
+		timeout -k 5 "$timeout_s" "$ps" -i 5 -o "$work/memcached.$m.sum" "${pre[@]}" -- \
+			memcached -u root -t 4 -l 127.0.0.1 -p "$port" -U 0 -m 256 \
+			>"$work/memcached.$m.out" 2>"$work/memcached.$m.err" </dev/null &
+		server=$!
+		if wait_listen "$port" "$server"; then
+			run native "mc-$m" "$bin/mc_client" "$port" 16 300
+			check_status "$m" "mc-$m" native
+			account "$m"
+		else
+			note "$m" "memcached did not listen on $port"
+		fi
+		kill "$server" 2>/dev/null || true
+		sst=0
+		wait "$server" || sst=$?
+		server=
+		[[ $sst -eq 0 ]] || note "$m" "memcached exited $sst: $(tail -c 300 "$work/memcached.$m.err" | tr '\n' ' ')"
+		res_peak[$m]=$(sum_field "$work/memcached.$m.sum" peak_threads)
+	done
+	report memcached 5 "$(cat "$work/mc-native.native.out" 2>/dev/null)"
+}
+
+all=(pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd)
+[[ $# -gt 0 ]] && all=("$@")
+for t in "${all[@]}"; do
+	if ! declare -F "t_$t" >/dev/null; then
+		echo "compat: no program '$t' (have: pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd)" >&2
+		exit 2
+	fi
+done
+for t in "${all[@]}"; do
+	begin
+	"t_$t"
+done
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
