@@ -15,9 +15,23 @@
  * handler acts on the whole process whichever thread takes it: the
  * default action happens at once (on the sender's M), an ignored one is
  * dropped, unless the target blocks it (then it waits, for sigwait).
+ *
+ * A signal sent to a goroutine's M can meet another goroutine: the target
+ * may leave the M between the sender's look and the kernel's delivery. So
+ * it is sent marked: queued (rt_tgsigqueueinfo, which may not claim
+ * SI_TKILL but from the main thread) with a per-process cookie as its
+ * value and the target in the siginfo word after it, which the kernel
+ * carries. goshim's handlers look at the mark first (gsignal_misdirected):
+ * the right goroutine gets the siginfo tgkill would have made (SI_TKILL,
+ * our pid and uid, nothing else), any other context hands the signal back
+ * to its target through sysmon. One still pending when the M takes a mask that blocks it
+ * (the next goroutine's) is taken off the thread then (m_directed_drain).
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/random.h>
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -26,6 +40,152 @@
 static long m_tgkill(pid_t tid, int sig)
 {
 	return SYS3(SYS_tgkill, sys_getpid(), tid, sig);
+}
+
+/* The mark: the cookie in si_value, the target in the word after it (the
+ * kernel keeps the 32 bytes of siginfo's union). */
+#define SI_TARGET_OFF (offsetof(siginfo_t, si_value) + sizeof(union sigval))
+_Static_assert(SI_TARGET_OFF + sizeof(void *) <=
+		       offsetof(siginfo_t, si_value) - 8 + 32,
+	       "the target must sit in the part of siginfo the kernel keeps");
+
+static _Atomic uintptr_t mark_cookie;
+static _Atomic bool redirected; /* some goroutine has a signal handed back */
+
+static uintptr_t cookie(void)
+{
+	uintptr_t c = atomic_load_explicit(&mark_cookie, memory_order_relaxed);
+	if (c == 0) {
+		uintptr_t r = 0;
+		if (SYS3(SYS_getrandom, &r, sizeof r, GRND_NONBLOCK) !=
+		    sizeof r)
+			r = (uintptr_t)nanotime() ^ (uintptr_t)&r;
+		r |= 1;
+		if (!atomic_compare_exchange_strong(&mark_cookie, &c, r))
+			return c;
+		c = r;
+	}
+	return c;
+}
+
+static void keep_for(struct g *target, int sig);
+
+/* A marked signal not seen taken after this long was taken where goshim
+ * does not look (a signalfd read): the next one is sent regardless. */
+#define DIRECTED_STALE_NS 10000000
+
+/* sig for gp, which runs on (or sits in a system call on) mp. A standard
+ * signal does not queue: one still pending on the thread (sent for
+ * another goroutine before) would swallow this one, so it stays kept in
+ * gp until that one is taken, and sysmon tries again. */
+static void m_tgkill_for(struct m *mp, struct g *gp, int sig)
+{
+	siginfo_t si;
+	int64_t now = nanotime();
+
+	if ((atomic_fetch_or(&mp->directed, sigbit(sig)) & sigbit(sig)) &&
+	    now - atomic_load(&mp->directed_ns) < DIRECTED_STALE_NS) {
+		keep_for(gp, sig);
+		return;
+	}
+	atomic_store(&mp->directed_ns, now);
+	memset(&si, 0, sizeof si);
+	si.si_signo = sig;
+	si.si_code = SI_QUEUE;
+	si.si_pid = sys_getpid();
+	si.si_uid = (uid_t)SYS0(SYS_getuid);
+	si.si_value.sival_ptr = (void *)cookie();
+	memcpy((char *)&si + SI_TARGET_OFF, &gp, sizeof gp);
+	SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, sig, &si);
+}
+
+/* The target of a marked signal (and the mark removed), else NULL. */
+static struct g *unmark(siginfo_t *si)
+{
+	struct g *target;
+	uintptr_t c = atomic_load_explicit(&mark_cookie, memory_order_relaxed);
+
+	if (c == 0 || si->si_code != SI_QUEUE ||
+	    (uintptr_t)si->si_value.sival_ptr != c ||
+	    si->si_pid != sys_getpid())
+		return NULL;
+	memcpy(&target, (char *)si + SI_TARGET_OFF, sizeof target);
+	si->si_code = SI_TKILL;
+	si->si_value.sival_ptr = NULL;
+	memset((char *)si + SI_TARGET_OFF, 0, sizeof target);
+	return target;
+}
+
+static void keep_for(struct g *target, int sig)
+{
+	atomic_fetch_or(&target->sigpending, sigbit(sig));
+	atomic_store(&redirected, true);
+}
+
+/* In a signal handler: kept for target, which sysmon looks at now. */
+static void hand_back(struct g *target, int sig)
+{
+	keep_for(target, sig);
+	sysmon_wake();
+}
+
+void gsignal_keep(struct g *gp, int sig)
+{
+	hand_back(gp, sig);
+}
+
+bool gsignal_misdirected(int sig, siginfo_t *si)
+{
+	struct g *target = unmark(si);
+	struct g *gp = getg();
+
+	if (target == NULL)
+		return false;
+	/* Off the thread: the next one for this M may be sent. */
+	if (gp && gp->m)
+		atomic_fetch_and(&gp->m->directed, ~sigbit(sig));
+	if (target == gp)
+		return false;
+	hand_back(target, sig);
+	return true;
+}
+
+bool gsignal_taken(siginfo_t *si)
+{
+	struct g *target = unmark(si);
+	struct g *gp = getg();
+
+	if (target == NULL)
+		return true;
+	atomic_fetch_and(&gp->m->directed, ~sigbit(si->si_signo));
+	if (target == gp)
+		return true;
+	hand_back(target, si->si_signo);
+	return false;
+}
+
+void m_directed_drain(struct m *mp, uint64_t mask)
+{
+	uint64_t set = atomic_load_explicit(&mp->directed,
+					    memory_order_relaxed) &
+		       mask;
+	struct timespec zero = { 0, 0 };
+	siginfo_t si;
+
+	if (set == 0)
+		return;
+	atomic_fetch_and(&mp->directed, ~set);
+	while (SYS4(SYS_rt_sigtimedwait, &set, &si, &zero, 8) > 0) {
+		struct g *target = unmark(&si);
+		if (target) {
+			hand_back(target, si.si_signo);
+		} else {
+			/* The process's own, pending for any thread: back
+			 * where it was, and no further. */
+			SYS2(SYS_kill, sys_getpid(), si.si_signo);
+			break;
+		}
+	}
 }
 
 /* The kernel's disposition of sig: SIG_DFL, SIG_IGN or a handler (and
@@ -51,7 +211,7 @@ static uintptr_t disposition(int sig)
 }
 
 /* End gp's interruptible wait, if it is in one. */
-static void gsignal_interrupt(struct g *gp)
+static bool gsignal_interrupt(struct g *gp)
 {
 	spin_lock(&gp->jlock);
 	struct waiter *w = gp->intr_w;
@@ -64,6 +224,7 @@ static void gsignal_interrupt(struct g *gp)
 	/* w stays valid: its owner cannot return before this wakes it. */
 	if (hit)
 		waiter_deliver(w);
+	return hit;
 }
 
 void gcancel_wake(struct g *gp)
@@ -88,6 +249,31 @@ static bool ignored_by_default(int sig)
 	       sig == SIGCONT;
 }
 
+/* sig is kept in gp: get it delivered as soon as gp can take it. */
+static void kick(struct g *gp, int sig)
+{
+	uint32_t st = atomic_load(&gp->status);
+	bool blocked = gp->sigmask & sigbit(sig);
+	/* Parked: a wait the signal interrupts ends; any other goes on
+	 * after the handler, which runs now, as the kernel runs it on a
+	 * thread blocked in a futex: the goroutine is woken only for it
+	 * (its wait loops on its state; see waiter_block and goready). */
+	if (st == G_WAITING && !blocked && !gsignal_interrupt(gp))
+		goready(gp);
+	/* On an M now: it takes it there, if its mask lets it (a blocked
+	 * one stays kept in the G: made pending on the M's thread it would
+	 * go to the M's next goroutine), or if it waits for exactly that in
+	 * sigwait. */
+	if (!(st == G_RUNNING && !blocked) &&
+	    !(st == G_SYSCALL &&
+	      (!blocked || (atomic_load(&gp->sigwait_set) & sigbit(sig)))))
+		return;
+	struct m *mp = gp->m;
+	if (mp && (atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
+		   sigbit(sig)))
+		m_tgkill_for(mp, gp, sig);
+}
+
 int gsignal_send(struct g *gp, int sig)
 {
 	struct g *me = getg();
@@ -104,25 +290,22 @@ int gsignal_send(struct g *gp, int sig)
 			return (int)-m_tgkill((pid_t)SYS0(SYS_gettid), sig);
 	}
 	atomic_fetch_or(&gp->sigpending, sigbit(sig));
-	uint32_t st = atomic_load(&gp->status);
-	bool blocked = gp->sigmask & sigbit(sig);
-	if (st == G_WAITING && !blocked)
-		gsignal_interrupt(gp);
-	/* On an M now: it takes it there, if its mask lets it (a blocked
-	 * one stays kept in the G: made pending on the M's thread it would
-	 * go to the M's next goroutine), or if it waits for exactly that in
-	 * sigwait. (It may leave that M in the instant before the kernel
-	 * delivers; then the M's next goroutine gets it, a window the
-	 * runtime cannot close without running on the target.) */
-	if (!(st == G_RUNNING && !blocked) &&
-	    !(st == G_SYSCALL &&
-	      (!blocked || (atomic_load(&gp->sigwait_set) & sigbit(sig)))))
-		return 0;
-	struct m *mp = gp->m;
-	if (mp && (atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
-		   sigbit(sig)))
-		m_tgkill(mp->tid, sig);
+	kick(gp, sig);
 	return 0;
+}
+
+void gsignal_recheck(void)
+{
+	if (!atomic_exchange(&redirected, false))
+		return;
+	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
+	     gp; gp = gp->alllink) {
+		if (gp->is_g0)
+			continue;
+		uint64_t ready = atomic_load(&gp->sigpending) & ~gp->sigmask;
+		for (; ready; ready &= ready - 1)
+			kick(gp, __builtin_ctzll(ready) + 1);
+	}
 }
 
 void gsignal_deliver(struct g *gp)
@@ -140,9 +323,10 @@ void gsignal_deliver(struct g *gp)
 		if (disposition_flags(sig, &flags) > (uintptr_t)SIG_IGN &&
 		    !(flags & SA_RESTART))
 			restart = false;
-		m_tgkill(gp->m->tid, sig);
+		m_tgkill_for(gp->m, gp, sig);
 	}
-	gp->intr_restart = restart;
+	if (!restart)
+		gp->intr_restart = false;
 }
 
 int gsignal_take(struct g *gp, uint64_t set)

@@ -366,6 +366,8 @@ static void sigurg_handler(int sig, siginfo_t *si, void *uc)
 	if (si->si_code == SI_QUEUE && si->si_pid == sys_getpid() &&
 	    (uintptr_t)si->si_value.sival_ptr == cookie)
 		preempt_here(uc);
+	else if (gsignal_misdirected(sig, si))
+		; /* handed back to the goroutine it was sent for */
 	else if (gp && gp->is_g0)
 		sigroute_note(sig); /* an idle M took the program's SIGURG */
 	else

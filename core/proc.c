@@ -383,10 +383,11 @@ uint64_t thread_sigmask(void)
 void m_set_sigmask(struct m *mp, uint64_t mask)
 {
 	mp->sigmask_dead = false;
-	if (mp->sigmask == mask)
-		return;
-	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
-	mp->sigmask = mask;
+	if (mp->sigmask != mask) {
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+		mp->sigmask = mask;
+	}
+	m_directed_drain(mp, mask);
 }
 
 stack_t thread_altstack(void)
@@ -806,8 +807,17 @@ static struct g *park_m(struct g *gp)
 	gp->m = NULL;
 	if (unlockf && !unlockf(gp, lock))
 		return gp; /* the wait is already over: run it again at once */
-	/* From here a waker may run it (goready waits for this store). */
-	atomic_store_explicit(&gp->status, G_WAITING, memory_order_release);
+	/* From here a waker may run it. A goready that came while it was
+	 * still running left a permit: it runs again at once, unless that
+	 * waker saw this store and readied it itself (see goready). */
+	atomic_store(&gp->status, G_WAITING);
+	if (atomic_load(&gp->ready_permit) &&
+	    atomic_exchange(&gp->ready_permit, false)) {
+		uint32_t st = G_WAITING;
+		if (atomic_compare_exchange_strong(&gp->status, &st,
+						   G_RUNNING))
+			return gp;
+	}
 	return NULL;
 }
 
@@ -826,10 +836,13 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 }
 
 /*
- * Make a parked G runnable. A waker may find the G still on its way into
- * gopark (it left its wait queue's lock before parking, so the lock is
- * never held across a context switch): then it waits the few instructions
- * until park_m has saved the G and marked it waiting.
+ * Make a parked G runnable. A waker may find the G still awake: on its way
+ * into gopark (it left its wait queue's lock before parking, so the lock
+ * is never held across a context switch), or woken for a while to run a
+ * signal handler in the middle of its wait (gsignal_send). Then it leaves
+ * a permit that the G's next park consumes. Every park is a loop on its
+ * waiter's state (waiter_block), so a permit that finds nothing to end is
+ * only a spurious wakeup.
  */
 void goready(struct g *gp)
 {
@@ -842,15 +855,27 @@ void goready(struct g *gp)
 			    &gp->status, &st, G_RUNNABLE, memory_order_acquire,
 			    memory_order_relaxed))
 			break;
-		st &= ~G_SCAN; /* a goroutine dump holds it: wait */
-		if (st != G_RUNNING && st != G_WAITING) {
+		if (st == G_WAITING)
+			continue;
+		if (st & G_SCAN) { /* a goroutine dump holds it: wait */
+			arch_cpu_relax();
+			continue;
+		}
+		if (st != G_RUNNING && st != G_RUNNABLE && st != G_SYSCALL) {
 			fprintf(stderr,
 				"goshim: goready of goroutine %llu in state "
 				"%u\n",
 				(unsigned long long)gp->goid, st);
 			runtime_throw("goready: bad g status");
 		}
-		arch_cpu_relax();
+		/* Awake: leave the permit, then look again (park_m stores
+		 * the status, then looks for the permit: one of the two sees
+		 * the other). Parked meanwhile: take the permit back, if
+		 * park_m did not, and ready it here. */
+		atomic_store(&gp->ready_permit, true);
+		if (atomic_load(&gp->status) != G_WAITING ||
+		    !atomic_exchange(&gp->ready_permit, false))
+			return;
 	}
 	TRACE(trace_gounblock(gp, me));
 	struct m *mp = me ? me->m : NULL;
@@ -1338,6 +1363,8 @@ void exitsyscall(void)
 	struct p *pp = mp->oldp;
 	uint32_t st = P_SYSCALL;
 
+	/* Runtime code from here: a signal's handler waits (sigroute.c). */
+	atomic_store_explicit(&mp->pstate, MP_RUNTIME, memory_order_relaxed);
 	TRACE(trace_syscall_exit(gp));
 	mp->oldp = NULL;
 	if (pp && atomic_compare_exchange_strong(&pp->status, &st,

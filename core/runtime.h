@@ -57,6 +57,9 @@ struct key_slot {
 struct g {
 	struct arch_ctx ctx; /* valid while not running */
 	_Atomic uint32_t status;
+	/* A goready that found it awake (on its way into a park, or running
+	 * a signal handler out of one): its next park returns at once. */
+	_Atomic bool ready_permit;
 	uint32_t magic;
 	uint64_t goid;
 	struct m *m;	       /* M running it, or NULL */
@@ -152,6 +155,10 @@ struct m {
 	void *park_lock;
 	uint32_t fastrand;
 	uint64_t sigmask; /* what the thread's signal mask is now */
+	/* signals sent marked for a goroutine on this M and not seen taken
+	 * yet, and when the last was sent (gsignal.c) */
+	_Atomic uint64_t directed;
+	_Atomic int64_t directed_ns;
 	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
 	stack_t altstack;  /* the thread's sigaltstack now */
 	struct g *lockedg; /* the goroutine wired to it, if any */
@@ -292,6 +299,22 @@ void gcancel_wake(struct g *gp);
 void gsignal_deliver(struct g *gp);
 /* Take one kept signal that is in set (sigwait); 0 if none. */
 int gsignal_take(struct g *gp, uint64_t set);
+/* In goshim's handlers, first: true if sig was sent for another
+ * goroutine than the one here (it goes back to it); else the siginfo is
+ * left as the kernel's tgkill would have made it. */
+bool gsignal_misdirected(int sig, siginfo_t *si);
+/* After a wait in the kernel (sigtimedwait) took si: true if it is the
+ * caller's (the siginfo then as the kernel's tgkill would make it), false
+ * if it was sent for another goroutine (it goes back to it). */
+bool gsignal_taken(siginfo_t *si);
+/* In a signal handler that cannot run the program's now: sig is kept for
+ * gp and sent again through sysmon. */
+void gsignal_keep(struct g *gp, int sig);
+/* sysmon: get signals handed back delivered. */
+void gsignal_recheck(void);
+/* The M's thread now blocks mask: take off it the signals sent for a
+ * goroutine that has left. */
+void m_directed_drain(struct m *mp, uint64_t mask);
 /*
  * Make the caller's next waits interruptible, as the blocking calls that
  * fail with EINTR are (sleeps, fd waits, sem_wait), and end that: 0 if no
@@ -305,6 +328,7 @@ static inline void intr_begin(void)
 	if (gp && !gp->is_g0) {
 		gp->intr_ok = true;
 		gp->intr_hit = false;
+		gp->intr_restart = true;
 	}
 }
 /* The same for a wait that is a cancellation point and acts on a request

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <ucontext.h>
 #include "preempt.h"
 #include "real.h"
 #include "runtime.h"
@@ -186,13 +187,63 @@ void sigroute_note(int sig)
 	sysmon_wake();
 }
 
+/*
+ * A handler on a goroutine runs under the mask the kernel made for it (its
+ * sa_mask and the signal added), and may park (sigsuspend, a trip): the
+ * goroutine and the M that runs it keep that mask while it runs, so the
+ * next goroutine on the old M gets its own back, and signals the handler
+ * blocks stay kept in the G. sigreturn installs the interrupted mask on
+ * whichever thread the handler ends on: that M's record follows.
+ */
+static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
+				  ucontext_t *uc)
+{
+	uint64_t during, after;
+
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &during, 8);
+	memcpy(&after, &uc->uc_sigmask, sizeof after);
+	gp->sigmask = during & ~SIG_GLIBC_INTERNAL;
+	gp->m->sigmask = during;
+	run_program_handler(sig, si, uc);
+	gp->sigmask = after & ~SIG_GLIBC_INTERNAL;
+	/* Kept while the handler blocked them: raised on this thread, whose
+	 * mask holds them until sigreturn, then delivered here. */
+	if (atomic_load(&gp->sigpending) & ~gp->sigmask)
+		gsignal_deliver(gp);
+	gp->m->sigmask = after;
+}
+
 static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	struct g *gp = getg();
 
-	if (gp && gp->is_g0 && !synchronous(sig, si)) {
+	if (gsignal_misdirected(sig, si)) {
+		/* handed back to the goroutine it was sent for */
+	} else if (gp && gp->is_g0 && !synchronous(sig, si)) {
 		sigroute_note(sig);
+	} else if (gp && !gp->is_g0 && gp->m) {
+		switch (atomic_load(&gp->m->pstate)) {
+		case MP_USER:
+		case MP_LOST:
+			run_goroutine_handler(gp, sig, si, uc);
+			break;
+		case MP_SYSCALL:
+			/* In a system call the runtime made: the handler may
+			 * call into it (park, take a P), so it runs as if the
+			 * call had returned, and the call goes back to the
+			 * kernel after it. */
+			exitsyscall();
+			run_goroutine_handler(gp, sig, si, uc);
+			entersyscall();
+			break;
+		default:
+			/* In the runtime, maybe halfway through a switch
+			 * (this stack may be g0's): the goroutine gets it at
+			 * its next step out. */
+			gsignal_keep(gp, sig);
+			break;
+		}
 	} else {
 		run_program_handler(sig, si, uc);
 	}

@@ -329,6 +329,7 @@ static void *sysmon_main(void *arg)
 		newm_start_pending();
 		sema_run_async(); /* units sem_post left for sleepers */
 		sigroute_run();	  /* signals an idle M took */
+		gsignal_recheck(); /* and ones that met another goroutine */
 
 		int64_t now = nanotime();
 		int retaken = 0;

@@ -396,6 +396,10 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		}
 		w->timer.when = deadline;
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
+		/* Woken with the wait not over: it ran a signal's handler
+		 * (gsignal_send), or a permit was left from an earlier wait. */
+		while (atomic_load(&w->state) == W_WAITING)
+			gopark(NULL, NULL, reason);
 		if (deadline >= 0)
 			timer_del(&w->timer);
 		if (intr) {

@@ -106,14 +106,23 @@ static int set_bits(const sigset_t *set, uint64_t *bits)
 	return 0;
 }
 
+/* A signal sent to this M for another goroutine (gsignal.c) goes back to
+ * it, and the wait goes on. */
 static int sys_wait(const sigset_t *set, siginfo_t *si,
 		    const struct timespec *t)
 {
-	long r = IN_SYSCALL(SYS4(SYS_rt_sigtimedwait, set, si, t, 8));
+	siginfo_t got;
+	long r;
+
+	do
+		r = IN_SYSCALL(SYS4(SYS_rt_sigtimedwait, set, &got, t, 8));
+	while (r > 0 && on_goroutine() && !gsignal_taken(&got));
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
 	}
+	if (si)
+		memcpy(si, &got, sizeof got);
 	return (int)r;
 }
 
@@ -181,7 +190,22 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 		errno = EINTR;
 		return -1;
 	}
+	if (gp == NULL || set_bits(set, &bits) < 0) {
+		long r = SYS2(SYS_rt_sigsuspend, set, 8);
+		errno = (int)-r;
+		return -1;
+	}
+	/* The temporary mask is the goroutine's while it waits: what it
+	 * lets through is sent to this M, where the kernel takes it. */
+	uint64_t keep = gp->sigmask;
+	gp->sigmask = bits & ~SIG_GLIBC_INTERNAL;
 	long r = IN_SYSCALL(SYS2(SYS_rt_sigsuspend, set, 8));
+	gp->sigmask = keep;
+	/* Kept while the temporary mask blocked them: raised now, for the
+	 * kernel to deliver once the thread's own mask lets it (as it
+	 * would have held them pending). */
+	if (atomic_load(&gp->sigpending) & ~keep)
+		gsignal_deliver(gp);
 	errno = (int)-r;
 	return -1;
 }
