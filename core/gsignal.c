@@ -215,15 +215,13 @@ static bool gsignal_interrupt(struct g *gp)
 {
 	spin_lock(&gp->jlock);
 	struct waiter *w = gp->intr_w;
-	uint32_t st = W_WAITING;
-	bool hit = w && atomic_compare_exchange_strong(&w->state, &st,
-						       W_TIMEDOUT);
+	bool hit = w && waiter_claim(w);
 	if (hit)
 		gp->intr_hit = true;
 	spin_unlock(&gp->jlock);
 	/* w stays valid: its owner cannot return before this wakes it. */
 	if (hit)
-		waiter_deliver(w);
+		waiter_finish(w, W_TIMEDOUT);
 	return hit;
 }
 
@@ -231,16 +229,14 @@ void gcancel_wake(struct g *gp)
 {
 	spin_lock(&gp->jlock);
 	struct waiter *w = gp->cancel_ok ? gp->intr_w : NULL;
-	uint32_t st = W_WAITING;
-	bool hit = w && atomic_compare_exchange_strong(&w->state, &st,
-						       W_TIMEDOUT);
+	bool hit = w && waiter_claim(w);
 	if (hit)
 		gp->cancel_hit = true;
 	else
 		gp->cancel_req = true; /* waiter_block looks at it */
 	spin_unlock(&gp->jlock);
 	if (hit)
-		waiter_deliver(w);
+		waiter_finish(w, W_TIMEDOUT);
 }
 
 static bool ignored_by_default(int sig)

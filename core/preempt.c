@@ -370,6 +370,10 @@ static void sigurg_handler(int sig, siginfo_t *si, void *uc)
 		; /* handed back to the goroutine it was sent for */
 	else if (gp && gp->is_g0)
 		sigroute_note(sig); /* an idle M took the program's SIGURG */
+	else if (gp && (gp->sigmask & sigbit(SIGURG)))
+		/* blocked by the goroutine, not by its thread: kept until
+		 * it unblocks (sigmask.c delivers it then) */
+		atomic_fetch_or(&gp->sigpending, sigbit(SIGURG));
 	else
 		prog_deliver(sig, si, uc);
 	errno = saved;
@@ -410,6 +414,11 @@ bool preempt_m(struct m *mp, struct g *gp, int64_t now)
 	si.si_value.sival_ptr = (void *)cookie;
 	return SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, SIGURG, &si) ==
 	       0;
+}
+
+uint64_t preempt_unblockable(void)
+{
+	return installed ? sigbit(SIGURG) : 0;
 }
 
 bool preempt_on(void)

@@ -16,6 +16,10 @@ struct m;
 void preempt_init(void);
 /* True once goshim's SIGURG handler is installed. */
 bool preempt_on(void);
+/* The signals no thread may block while it runs goroutines: SIGURG, once
+ * preemption is on. A goroutine that blocks it has that in its own mask
+ * (g.sigmask) only; the program's SIGURG then stays kept in the G. */
+uint64_t preempt_unblockable(void);
 /* sysmon: signal mp, whose thread runs, to yield its goroutine gp; false
  * if a signal sent less than a slice ago is still on its way, or gp has
  * left the M. */

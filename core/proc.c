@@ -27,6 +27,7 @@
 #include "gomaxprocs.h"
 #include "mutex.h"
 #include "netpoll.h"
+#include "preempt.h"
 #include "real.h"
 #include "runtime.h"
 #include "stack.h"
@@ -383,6 +384,7 @@ uint64_t thread_sigmask(void)
 void m_set_sigmask(struct m *mp, uint64_t mask)
 {
 	mp->sigmask_dead = false;
+	mask &= ~preempt_unblockable();
 	if (mp->sigmask != mask) {
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 		mp->sigmask = mask;
@@ -861,13 +863,10 @@ void goready(struct g *gp)
 			arch_cpu_relax();
 			continue;
 		}
-		if (st != G_RUNNING && st != G_RUNNABLE && st != G_SYSCALL) {
-			fprintf(stderr,
-				"goshim: goready of goroutine %llu in state "
-				"%u\n",
-				(unsigned long long)gp->goid, st);
-			runtime_throw("goready: bad g status");
-		}
+		/* Gone already: it saw its wait end while awake for a
+		 * handler, and returned before this wakeup came. */
+		if (st == G_DEAD || st == G_IDLE)
+			return;
 		/* Awake: leave the permit, then look again (park_m stores
 		 * the status, then looks for the permit: one of the two sees
 		 * the other). Parked meanwhile: take the permit back, if

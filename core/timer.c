@@ -317,27 +317,30 @@ void waiter_init(struct waiter *w)
 	w->next = NULL;
 }
 
-void waiter_deliver(struct waiter *w)
+void waiter_finish(struct waiter *w, uint32_t final)
 {
-	if (w->g) {
-		goready(w->g);
-		return;
-	}
-	/* From here the thread may return, and w go with its stack: the
-	 * wake is a futex call on an address, harmless if reused. */
-	atomic_store(&w->state, W_WOKEN);
-	sys_futex(&w->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	struct g *gp = w->g;
+
+	/* From here the owner may return, and w go with its stack: what
+	 * follows uses gp (a G is never freed) or w's address only. */
+	atomic_store(&w->state, final);
+	if (gp)
+		goready(gp);
+	else
+		sys_futex(&w->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* A goroutine cannot run before goready, so its waiter is W_WOKEN at once;
- * a foreign thread would return on seeing W_WOKEN, so it is W_CLAIMED
- * until delivered (w->g does not change while w waits, and the caller's
- * lock keeps w registered, so it may be read here). */
+void waiter_deliver(struct waiter *w)
+{
+	waiter_finish(w, W_WOKEN);
+}
+
+/* w->g does not change while w waits, and the caller's lock keeps w
+ * registered, so it may be read until delivered. */
 bool waiter_claim(struct waiter *w)
 {
 	uint32_t st = W_WAITING;
-	return atomic_compare_exchange_strong(&w->state, &st,
-					      w->g ? W_WOKEN : W_CLAIMED);
+	return atomic_compare_exchange_strong(&w->state, &st, W_CLAIMED);
 }
 
 bool waiter_wake(struct waiter *w)
@@ -352,9 +355,8 @@ static void waiter_timeout(struct timer *t)
 {
 	struct waiter *w = (struct waiter *)((char *)t -
 					     offsetof(struct waiter, timer));
-	uint32_t st = W_WAITING;
-	if (atomic_compare_exchange_strong(&w->state, &st, W_TIMEDOUT))
-		waiter_deliver(w);
+	if (waiter_claim(w))
+		waiter_finish(w, W_TIMEDOUT);
 }
 
 /* On g0, before the goroutine is marked waiting: a timer firing at once
@@ -398,8 +400,12 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
 		/* Woken with the wait not over: it ran a signal's handler
 		 * (gsignal_send), or a permit was left from an earlier wait. */
-		while (atomic_load(&w->state) == W_WAITING)
+		for (;;) {
+			uint32_t st = atomic_load(&w->state);
+			if (st != W_WAITING && st != W_CLAIMED)
+				break;
 			gopark(NULL, NULL, reason);
+		}
 		if (deadline >= 0)
 			timer_del(&w->timer);
 		if (intr) {

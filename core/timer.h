@@ -61,10 +61,11 @@ bool timers_have_sleeper(void);
 void m_kick(struct m *mp);
 
 /* W_PREPARED: queued but not yet blocking (sema.c's notify waiters); a
- * waker that claims it then must not deliver. W_CLAIMED: a foreign
- * thread's waiter, claimed but not yet delivered: that thread watches its
- * state word and must not return (and reuse its stack, where w lives)
- * while its waker still reads or links w. */
+ * waker that claims it then must not deliver. W_CLAIMED: claimed but not
+ * yet delivered. The owner may look at its state before the wakeup comes
+ * (a foreign thread watches the word; a goroutine runs a signal's handler
+ * in the middle of its wait), and must not return (and reuse its stack,
+ * where w lives) while its waker still reads or links w. */
 enum { W_WAITING, W_WOKEN, W_TIMEDOUT, W_PREPARED, W_CLAIMED };
 
 struct waiter {
@@ -89,6 +90,8 @@ bool waiter_wake(struct waiter *w);
  */
 bool waiter_claim(struct waiter *w);
 void waiter_deliver(struct waiter *w);
+/* Deliver a claimed w with final state W_WOKEN or W_TIMEDOUT. */
+void waiter_finish(struct waiter *w, uint32_t final);
 /*
  * Block the caller on w until waiter_wake or the deadline (monotonic ns,
  * -1 for none). unlock(lock) releases whatever protects w's registration

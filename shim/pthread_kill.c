@@ -80,16 +80,23 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 	return r < 0 ? (int)-r : 0;
 }
 
-/* A kept signal in set, taken for a wait: its number, or 0. */
+/* A kept signal in set, taken for a wait: its number, 0 if none, or -1
+ * (EFAULT) where si cannot be written (taken all the same, as the
+ * kernel's). */
 static int take_kept(uint64_t set, siginfo_t *si)
 {
 	int sig = gsignal_take(getg(), set);
 	if (sig && si) {
-		memset(si, 0, sizeof *si);
-		si->si_signo = sig;
-		si->si_code = SI_TKILL;
-		si->si_pid = sys_getpid();
-		si->si_uid = getuid();
+		siginfo_t got;
+		memset(&got, 0, sizeof got);
+		got.si_signo = sig;
+		got.si_code = SI_TKILL;
+		got.si_pid = sys_getpid();
+		got.si_uid = getuid();
+		if (sys_copy_out(si, &got, sizeof got) < 0) {
+			errno = EFAULT;
+			return -1;
+		}
 	}
 	return sig;
 }
@@ -121,8 +128,11 @@ static int sys_wait(const sigset_t *set, siginfo_t *si,
 		errno = (int)-r;
 		return -1;
 	}
-	if (si)
-		memcpy(si, &got, sizeof got);
+	/* Taken all the same where it cannot be written, as natively. */
+	if (si && sys_copy_out(si, &got, sizeof got) < 0) {
+		errno = EFAULT;
+		return -1;
+	}
 	return (int)r;
 }
 

@@ -2,22 +2,61 @@
  * sigmask.c: pthread_sigmask and sigprocmask, per goroutine.
  *
  * A signal mask belongs to a thread, so under goshim to a goroutine: the
- * call changes the M's thread mask at once (the goroutine is running on
- * it) and records it in the G, and the scheduler sets it on whichever M
+ * call records it in the G and changes the M's thread mask at once (the
+ * goroutine is running on it), and the scheduler sets it on whichever M
  * runs the goroutine next (execute). As glibc does, the two signals it
- * uses itself (SIGCANCEL, SIGSETXID) are never blocked.
+ * uses itself (SIGCANCEL, SIGSETXID) are never blocked; nor, on the
+ * thread, is goshim's preemption signal (preempt_unblockable).
  */
 #include <signal.h>
 #include <string.h>
+#include "../core/preempt.h"
 #include "../core/sys.h"
 #include "shim.h"
 
-static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
+/* On a goroutine: its own mask is the one the program sees and changes;
+ * its thread's leaves out what the runtime must receive (SIGURG). */
+static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
+			     sigset_t *old)
 {
-	uint64_t nset, prev, now;
-	const uint64_t *p = NULL;
+	uint64_t nset, prev = gp->sigmask, now = prev;
 	int err = 0;
 
+	if (set) {
+		if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+			return EINVAL;
+		memcpy(&nset, set, sizeof nset); /* glibc reads it too */
+		if (how != SIG_UNBLOCK)
+			nset &= ~SIG_GLIBC_INTERNAL;
+		now = how == SIG_BLOCK	  ? prev | nset
+		      : how == SIG_UNBLOCK ? prev & ~nset
+					   : nset;
+	}
+	/* Where the old mask cannot be written the change is made all the
+	 * same and the answer is EFAULT, as natively. */
+	if (old && sys_copy_out(old, &prev, sizeof prev) < 0)
+		err = EFAULT;
+	if (set) {
+		uint64_t thread = now & ~preempt_unblockable();
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, NULL,
+		     sizeof thread);
+		sigroute_mask_change(gp->sigmask, now, true, true);
+		gp->sigmask = now;
+		gp->m->sigmask = thread;
+		sigroute_unblocked(gp, now);
+		if (atomic_load(&gp->sigpending) & ~now)
+			gsignal_deliver(gp);
+	}
+	return err;
+}
+
+static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
+{
+	uint64_t nset;
+	const uint64_t *p = NULL;
+
+	if (shim_active() && on_goroutine())
+		return goroutine_sigmask(getg(), how, set, old);
 	if (set) {
 		memcpy(&nset, set, sizeof nset); /* glibc reads it too */
 		if (how != SIG_UNBLOCK)
@@ -25,32 +64,9 @@ static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
 		p = &nset;
 	}
 	/* The kernel writes the old mask (8 bytes) into the program's
-	 * memory itself: where it cannot, the change is made all the same
-	 * and the answer is EFAULT, as natively. */
-	long r = SYS4(SYS_rt_sigprocmask, how, p, old ? (void *)old : &prev,
-		      sizeof prev);
-	if (r == -EFAULT && old && set) {
-		err = EFAULT;
-		SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &now, sizeof now);
-	} else if (r < 0) {
-		return (int)-r;
-	} else if (set) {
-		if (old)
-			memcpy(&prev, old, sizeof prev);
-		now = how == SIG_BLOCK	  ? prev | nset
-		      : how == SIG_UNBLOCK ? prev & ~nset
-					   : nset;
-	}
-	if (set && shim_active() && on_goroutine()) {
-		struct g *gp = getg();
-		sigroute_mask_change(gp->sigmask, now, true, true);
-		gp->sigmask = now;
-		gp->m->sigmask = now;
-		sigroute_unblocked(gp, now);
-		if (atomic_load(&gp->sigpending) & ~now)
-			gsignal_deliver(gp);
-	}
-	return err;
+	 * memory itself; where it cannot, it has made the change all the
+	 * same and answers EFAULT. */
+	return (int)-SYS4(SYS_rt_sigprocmask, how, p, old, sizeof nset);
 }
 
 GOSHIM_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
