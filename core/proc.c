@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "chaos.h"
 #include "gomaxprocs.h"
 #include "mutex.h"
 #include "netpoll.h"
@@ -193,6 +194,8 @@ static struct m *m_alloc(void)
 	g0->alllink = sched.allgs;
 	sched.allgs = g0;
 	rlock_unlock(&sched.alllock);
+	if (chaos())
+		chaos_seed_m(mp);
 	return mp;
 }
 
@@ -455,7 +458,11 @@ static struct g *stealwork(struct m *mp)
 		int64_t now = last ? timers_due() : -1;
 		uint32_t start = m_fastrand(mp);
 		for (int32_t k = 0; k < n; k++) {
-			struct p *victim = allp[(start + (uint32_t)k) % n];
+			/* Chaos: victims in a random order, repeats and
+			 * misses allowed (an owner runs what is skipped). */
+			uint32_t v = chaos() ? m_fastrand(mp)
+					     : start + (uint32_t)k;
+			struct p *victim = allp[v % n];
 			if (victim == pp)
 				continue;
 			/* Its due timers, as Go's stealWork: its M may be
@@ -469,7 +476,8 @@ static struct g *stealwork(struct m *mp)
 			}
 			if (victim->status == P_IDLE)
 				continue;
-			struct g *gp = runqsteal(pp, victim, last);
+			bool runnext = last || (chaos() && chaos_one_in(4));
+			struct g *gp = runqsteal(pp, victim, runnext);
 			if (gp) {
 				TRACE(trace_steal(pp, victim));
 				return gp;
@@ -696,7 +704,8 @@ static void schedule(struct m *mp)
 			struct p *pp = mp->p;
 			inherit = false;
 			/* Every 61st tick the global queue goes first. */
-			if (pp->schedtick % 61 == 0 &&
+			if ((pp->schedtick % 61 == 0 ||
+			     (chaos() && chaos_one_in(8))) &&
 			    atomic_load(&sched.runqsize) > 0) {
 				rlock_lock(&sched.lock);
 				gp = globrunqget(pp, 1);
@@ -1109,6 +1118,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->attrs = attr->attrs;
 	atomic_store(&gp->sigpending, 0);
 	atomic_store(&gp->sigwait_set, 0);
+	gp->in_sighandler = 0;
 	/* A new thread has no alternate signal stack. */
 	gp->altstack = (stack_t){ .ss_flags = SS_DISABLE };
 	/* ...and its signal mask, as pthread_create gives it. */
@@ -1191,6 +1201,8 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	if (prev == MP_USER &&
 	    atomic_load_explicit(&me->preempt, memory_order_relaxed))
 		gopreempt();
+	else if (chaos())
+		chaos_yield(); /* the new goroutine may run first */
 	return gp;
 }
 
@@ -1338,6 +1350,8 @@ void exitsyscall(void)
 		/* sysmon asked it to yield: this is a runtime entry. */
 		if (atomic_load_explicit(&gp->preempt, memory_order_relaxed))
 			gosched();
+		else if (chaos())
+			chaos_yield();
 		return;
 	}
 	if (atomic_load(&sched.npidle) > 0) {

@@ -122,6 +122,11 @@ struct g {
 	/* sysmon asked it to yield (ran past its slice): checked where it
 	 * enters the runtime; cleared when it is scheduled */
 	_Atomic bool preempt;
+	/* Program signal handlers running on it (sigroute.c, preempt.c):
+	 * the code they interrupted may hold a runtime lock, so a runtime
+	 * entry in one is no place to yield. A handler that longjmps out
+	 * leaves it counted. */
+	uint32_t in_sighandler;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -144,6 +149,7 @@ struct m {
 	bool (*park_unlockf)(struct g *, void *); /* for park_m */
 	void *park_lock;
 	uint32_t fastrand;
+	uint64_t chaosrand; /* GOSHIM_DEBUG=chaos's stream (chaos.c) */
 	uint64_t sigmask; /* what the thread's signal mask is now */
 	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
 	stack_t altstack;  /* the thread's sigaltstack now */

@@ -193,6 +193,10 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 
 	if (gp && gp->is_g0 && !synchronous(sig, si)) {
 		sigroute_note(sig);
+	} else if (gp) {
+		gp->in_sighandler++;
+		run_program_handler(sig, si, uc);
+		gp->in_sighandler--;
 	} else {
 		run_program_handler(sig, si, uc);
 	}

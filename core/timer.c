@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "chaos.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -373,6 +374,9 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 			spin_unlock(&gp->jlock);
 		}
 		w->timer.when = deadline;
+		/* Chaos: a waker often finds it still on its way in. */
+		if (chaos())
+			chaos_delay();
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
 		if (deadline >= 0)
 			timer_del(&w->timer);
@@ -381,7 +385,11 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 			gp->intr_w = NULL;
 			spin_unlock(&gp->jlock);
 		}
-		return atomic_load(&w->state);
+		uint32_t st = atomic_load(&w->state);
+		/* Woken: others may get in before it goes on. */
+		if (chaos())
+			chaos_yield();
+		return st;
 	}
 	/* A foreign thread blocks its own OS thread on the state word. */
 	for (;;) {

@@ -10,6 +10,7 @@
 #define GOSHIM_SHIM_H
 
 #include <errno.h>
+#include "../core/chaos.h"
 #include "../core/real.h"
 #include "../core/runtime.h"
 
@@ -19,13 +20,17 @@ void real_init(void);
 
 bool shim_start(void);
 
-/* One load on every interposed call once the runtime runs. */
+/* One load on every interposed call once the runtime runs (and one of a
+ * flag for GOSHIM_DEBUG=chaos, which yields at random here). */
 static inline bool shim_active(void)
 {
 	if (__builtin_expect(atomic_load_explicit(&runtime_running,
 						  memory_order_acquire),
-			     1))
+			     1)) {
+		if (chaos())
+			chaos_yield();
 		return true;
+	}
 	return shim_start();
 }
 
