@@ -25,6 +25,10 @@
 # caller's environment, else `nproc`). GOSHIM_TEST_FILTER=REGEX (grep -E)
 # selects programs by name. Peak thread counts are sampled every ~1 ms by
 # tests/tools/threadpeak.c, which this script compiles into BUILD_DIR/tools.
+#
+# The caller's GOSHIM_DEBUG (chaos=1 in `make stress`) reaches every goshim
+# run, added to a program's own shim-env GOSHIM_DEBUG; a failing run's
+# chaos seed is shown with the failure.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -173,6 +177,14 @@ for prog in "$@"; do
 		continue
 	fi
 
+	if [[ -n ${GOSHIM_DEBUG:-} ]]; then
+		for i in "${!shim_envs[@]}"; do
+			if [[ ${shim_envs[$i]} == GOSHIM_DEBUG=* ]]; then
+				shim_envs[$i]+=",$GOSHIM_DEBUG"
+			fi
+		done
+	fi
+
 	gmp_native=$default_gomaxprocs
 	for kv in "${envs[@]}"; do
 		if [[ $kv == GOMAXPROCS=* ]]; then gmp_native=${kv#GOMAXPROCS=}; fi
@@ -252,6 +264,8 @@ for prog in "$@"; do
 	unset bound
 
 	if [[ -n $reason ]]; then
+		seed=$(grep -m1 '^goshim: chaos: seed' "$d/shim.err" || true)
+		if [[ -n $seed ]]; then detail=$seed$'\n'$detail; fi
 		fail "$reason" "$detail"
 	else
 		echo "PASS $name  native: ${secs_native}s $peak_native threads  goshim: ${secs_shim}s $peak_shim threads"
