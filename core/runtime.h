@@ -337,6 +337,9 @@ void sigroute_fork_child(struct g *gp);
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */
 /* Set once start-up has finished with the runtime enabled. */
 extern _Atomic bool runtime_running;
+/* ...and no interposer needs to do more than know it (chaos is off):
+ * shim_active's fast path. */
+extern _Atomic bool shim_fast;
 void runtime_ensure_init(void);
 int64_t nanotime(void);
 int64_t nanotime_coarse(void);

@@ -10,7 +10,6 @@
 #define GOSHIM_SHIM_H
 
 #include <errno.h>
-#include "../core/chaos.h"
 #include "../core/real.h"
 #include "../core/runtime.h"
 
@@ -20,17 +19,14 @@ void real_init(void);
 
 bool shim_start(void);
 
-/* One load on every interposed call once the runtime runs (and one of a
- * flag for GOSHIM_DEBUG=chaos, which yields at random here). */
+/* One load on every interposed call once the runtime runs. Under
+ * GOSHIM_DEBUG=chaos every call takes shim_start, which may yield. */
 static inline bool shim_active(void)
 {
-	if (__builtin_expect(atomic_load_explicit(&runtime_running,
+	if (__builtin_expect(atomic_load_explicit(&shim_fast,
 						  memory_order_acquire),
-			     1)) {
-		if (chaos())
-			chaos_yield();
+			     1))
 		return true;
-	}
 	return shim_start();
 }
 
