@@ -2,9 +2,12 @@
  * chaos.h: GOSHIM_DEBUG=chaos=1, a scheduler stress mode. Bugs of a
  * scheduler hide in interleavings that the usual timing almost never
  * gives; chaos makes them common: goroutines yield at random where they
- * enter the runtime, the wake-up of a parking goroutine races its park,
- * thieves steal from random victims in random amounts, run queues spill
- * to the global queue before they are full and runnext is used at random.
+ * enter the runtime; random short delays widen the race windows (a waker
+ * against a goroutine on its way into its park, an M giving up its P
+ * against new work, a system call against sysmon's retake, a readied
+ * goroutine on no queue yet); thieves steal from random victims in random
+ * amounts; run queues spill to the global queue before they are full and
+ * runnext is used at random.
  * Every choice is one the scheduler may make anyway, so a program's
  * results must not change.
  *

@@ -274,6 +274,8 @@ static bool stopm(struct m *mp, int64_t deadline)
 	if (deadline < 0)
 		checkdead();
 	rlock_unlock(&sched.lock);
+	if (chaos())
+		chaos_delay(); /* startm's wakeup may come first */
 	if (deadline < 0 || !note_sleep_ns(&mp->park, deadline - nanotime())) {
 		if (deadline >= 0) {
 			rlock_lock(&sched.lock);
@@ -538,6 +540,10 @@ top:
 	struct p *pp = releasep(mp);
 	pidleput(pp);
 	rlock_unlock(&sched.lock);
+	/* Chaos: work readied now must still be found (below, or by the
+	 * readier's wakep). */
+	if (chaos())
+		chaos_delay();
 
 	if (mp->spinning) {
 		mp->spinning = false;
@@ -861,6 +867,9 @@ void goready(struct g *gp)
 		}
 		arch_cpu_relax();
 	}
+	/* Chaos: runnable, on no queue yet, for longer. */
+	if (chaos())
+		chaos_delay();
 	TRACE(trace_gounblock(gp, me));
 	struct m *mp = me ? me->m : NULL;
 	uint32_t prev = MP_RUNTIME;
@@ -1295,6 +1304,9 @@ void entersyscall(void)
 	}
 	/* Without a P (sysmon took it) exitsyscall finds one. */
 	atomic_store_explicit(&mp->pstate, MP_SYSCALL, memory_order_relaxed);
+	/* Chaos: sysmon retakes the P more often. */
+	if (chaos())
+		chaos_delay();
 }
 
 /* On g0: no P came back; queue the goroutine (if any), run it if a P is
