@@ -4,7 +4,10 @@
  * An interposer first asks shim_active(): it starts the runtime if nobody
  * has, and answers whether the caller should get goshim's behaviour. When
  * the runtime is off (GOSHIM_DISABLE, a refused start) it forwards to the
- * C library's own function through `real`.
+ * C library's own function through `real`. It is a runtime entry: under
+ * GOSHIM_DEBUG=chaos the goroutine may move to another M there, so it is
+ * asked before, never between, steps that act on the OS thread (a signal
+ * mask set and recorded).
  */
 #ifndef GOSHIM_SHIM_H
 #define GOSHIM_SHIM_H

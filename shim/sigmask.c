@@ -16,6 +16,8 @@ static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
 {
 	uint64_t nset, prev;
 	const uint64_t *p = NULL;
+	/* Asked first: the change and its record must be made on one M. */
+	bool on_g = set && shim_active() && on_goroutine();
 
 	if (set) {
 		memcpy(&nset, set, sizeof nset);
@@ -28,7 +30,7 @@ static int sigmask_change(int how, const sigset_t *set, sigset_t *old)
 		return (int)-r;
 	if (old)
 		memcpy(old, &prev, sizeof prev); /* as the kernel: 8 bytes */
-	if (set && shim_active() && on_goroutine()) {
+	if (on_g) {
 		struct g *gp = getg();
 		uint64_t now = how == SIG_BLOCK ? prev | nset
 			       : how == SIG_UNBLOCK ? prev & ~nset
