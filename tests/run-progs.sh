@@ -32,9 +32,11 @@
 #
 # The caller's GOSHIM_DEBUG (chaos=1 in `make stress`) reaches every goshim
 # run, added to a program's own shim-env GOSHIM_DEBUG; a failing run's
-# chaos seed is shown with the failure. Under chaos a shim-max-threads bound
-# is doubled: yields park wired goroutines and wake spinning Ms at moments
-# the bound was not measured for; everything else is checked as always.
+# chaos seed is shown with the failure. Under chaos shim-max-threads is not
+# checked: the peak counts what is blocked at one moment (wired goroutines,
+# Ms in system calls, glibc's timer threads waiting for a lock), which is
+# timing, and chaos's timing is not the one a bound was measured for; the
+# rounds without chaos check it. Everything else is checked as always.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -260,14 +262,12 @@ for prog in "$@"; do
 	else
 		for key in native-min-threads native-max-threads shim-min-threads shim-max-threads; do
 			[[ -n ${bound[$key]:-} ]] || continue
+			[[ -n $chaos_run && $key == shim-max-threads ]] && continue
 			[[ -n $shim_only && $key == native-* ]] && continue # no native run
 			if [[ $key == native-* ]]; then peak=$peak_native gmp=$gmp_native; else peak=$peak_shim gmp=$gmp_shim; fi
 			if ! lim=$(eval_bound "${bound[$key]}" "$gmp"); then
 				reason="bad bound $key=${bound[$key]}"
 				break
-			fi
-			if [[ -n $chaos_run && $key == shim-max-threads ]]; then
-				lim=$((2 * lim))
 			fi
 			if [[ $peak == "?" ]]; then
 				reason="no thread count sampled for the ${key%%-*} run"
@@ -276,7 +276,7 @@ for prog in "$@"; do
 			if [[ $key == *-min-* && $peak -lt $lim ]] || [[ $key == *-max-* && $peak -gt $lim ]]; then
 				run=${key%%-*}
 				[[ $run == shim ]] && run=goshim
-				reason="$run peak threads $peak violates $key=${bound[$key]} (= $lim, GOMAXPROCS=$gmp${chaos_run:+, doubled under chaos})"
+				reason="$run peak threads $peak violates $key=${bound[$key]} (= $lim, GOMAXPROCS=$gmp)"
 				break
 			fi
 		done
