@@ -1359,8 +1359,11 @@ void exitsyscall(void)
 		atomic_store(&gp->status, G_RUNNING);
 		atomic_store_explicit(&mp->pstate, MP_USER,
 				      memory_order_release);
-		/* sysmon asked it to yield: this is a runtime entry. */
-		if (atomic_load_explicit(&gp->preempt, memory_order_relaxed))
+		/* sysmon asked it to yield: this is a runtime entry, unless
+		 * a signal handler made the call (the code it interrupted may
+		 * hold a runtime lock; the next entry yields). */
+		if (atomic_load_explicit(&gp->preempt, memory_order_relaxed) &&
+		    !gp->in_sighandler)
 			gosched();
 		else if (chaos())
 			chaos_yield();
