@@ -7,7 +7,7 @@
  * against new work, a system call against sysmon's retake, a readied
  * goroutine on no queue yet); thieves steal from random victims in random
  * amounts; run queues spill to the global queue before they are full and
- * runnext is used at random.
+ * runnext is used at random; sysmon preempts after 1 to 10 ms, not 10.
  * Every choice is one the scheduler may make anyway, so a program's
  * results must not change.
  *
