@@ -30,6 +30,10 @@ static struct {
 	_Atomic int64_t next;
 	_Atomic(struct m *) sleeper; /* idle M sleeping until sleep_until */
 	_Atomic int64_t sleep_until;
+	/* timers taken off a heap whose function has not returned: counted
+	 * before they leave the heap, so that "no timer" is never seen while
+	 * one is readying a goroutine that is on no queue yet */
+	_Atomic int32_t running;
 } tt = { .next = INT64_MAX, .sleep_until = INT64_MAX };
 
 /* h->rnext stores INT64_MAX - when, so that a zeroed heap reads empty. */
@@ -229,12 +233,18 @@ void timers_fork_child(void)
 	atomic_store(&tt.next, INT64_MAX);
 	atomic_store(&tt.sleeper, NULL);
 	atomic_store(&tt.sleep_until, INT64_MAX);
+	atomic_store(&tt.running, 0);
 }
 
 int64_t timers_next(void)
 {
 	int64_t n = atomic_load(&tt.next);
 	return n == INT64_MAX ? -1 : n;
+}
+
+bool timers_idle(void)
+{
+	return atomic_load(&tt.running) == 0;
 }
 
 /* Run h's earliest timer if it is due; false if none is. */
@@ -247,10 +257,12 @@ static bool run_one(struct timers *h, int64_t now)
 	}
 	struct timer *t = h->heap[0];
 	atomic_store(&t->running, 1);
+	atomic_fetch_add(&tt.running, 1);
 	heap_remove(h, 0);
 	rlock_unlock(&h->lock);
 	t->f(t);
 	atomic_store_explicit(&t->running, 0, memory_order_release);
+	atomic_fetch_sub(&tt.running, 1);
 	return true;
 }
 
