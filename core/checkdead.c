@@ -40,8 +40,11 @@ void checkdead_exiting(int exiting)
 {
 	if (sched.nmidle + sched.nmidlelocked != sched.mcount)
 		return; /* some M still runs, or is being started */
-	if (timers_next() >= 0 || atomic_load(&sched.runqsize) > 0 ||
-	    !sema_async_idle() || sigroute_handlers())
+	/* timers_idle after timers_next: a timer that left its heap was
+	 * counted before, and stays counted until its goroutine is queued. */
+	if (timers_next() >= 0 || !timers_idle() ||
+	    atomic_load(&sched.runqsize) > 0 || !sema_async_idle() ||
+	    sigroute_handlers())
 		return;
 	for (int32_t i = 0; i < gomaxprocs; i++)
 		if (!runqempty(allp[i]))

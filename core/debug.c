@@ -1,7 +1,7 @@
 /*
  * debug.c: GOSHIM_DEBUG, Go's GODEBUG for goshim: a comma-separated list
  * of name=value (schedtrace=MS, scheddetail=1, dumponexit=1,
- * dumponquit=0), and the SIGQUIT goroutine dump.
+ * dumponquit=0, chaos=1, chaosseed=N), and the SIGQUIT goroutine dump.
  *
  * SIGQUIT: at start-up, if the program left it at the default action,
  * goshim installs a handler (a program that installs its own later simply
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "chaos.h"
 #include "debug.h"
 #include "runtime.h"
 #include "sys.h"
@@ -30,7 +31,9 @@ static struct {
 	bool scheddetail;
 	bool dumponexit;
 	bool dumponquit;
-} debug = { .dumponquit = true };
+	bool chaos;		/* chaos.h's stress mode */
+	int64_t chaosseed;	/* -1: from the clock */
+} debug = { .dumponquit = true, .chaosseed = -1 };
 
 static int64_t schedtrace_next;
 
@@ -79,10 +82,12 @@ void parse_debug(const char *spec)
 		if (len == 0) {
 			/* an empty item (",,"): nothing */
 		} else if (!KEY("schedtrace") && !KEY("scheddetail") &&
-			   !KEY("dumponexit") && !KEY("dumponquit")) {
+			   !KEY("dumponexit") && !KEY("dumponquit") &&
+			   !KEY("chaos") && !KEY("chaosseed")) {
 			warn("goshim: GOSHIM_DEBUG: unknown setting \"%.*s\" "
 			     "ignored (known: schedtrace=MS, scheddetail=1, "
-			     "dumponexit=1, dumponquit=0)\n",
+			     "dumponexit=1, dumponquit=0, chaos=1, "
+			     "chaosseed=N)\n",
 			     (int)(len > 64 ? 64 : len), spec);
 		} else if (v < 0) {
 			warn("goshim: GOSHIM_DEBUG: \"%.*s\" ignored: the "
@@ -94,6 +99,10 @@ void parse_debug(const char *spec)
 			debug.scheddetail = v != 0;
 		} else if (KEY("dumponexit")) {
 			debug.dumponexit = v != 0;
+		} else if (KEY("chaos")) {
+			debug.chaos = v != 0;
+		} else if (KEY("chaosseed")) {
+			debug.chaosseed = v;
 		} else {
 			debug.dumponquit = v != 0;
 		}
@@ -140,6 +149,8 @@ void debug_init(void)
 
 	if (spec)
 		parse_debug(spec);
+	if (debug.chaos)
+		chaos_start(debug.chaosseed);
 	schedtrace_start(nanotime());
 	schedtrace_next = debug.schedtrace_ns ? nanotime() : 0;
 	sigquit_install();

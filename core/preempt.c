@@ -263,10 +263,15 @@ static void prog_deliver(int sig, siginfo_t *si, void *uc)
 	now = mask | sigbit(SIGURG);
 	if (want != now)
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &want, NULL, 8);
+	struct g *gp = getg();
+	if (gp)
+		gp->in_sighandler++;
 	if (a.sa_flags & SA_SIGINFO)
 		a.sa_sigaction(sig, si, uc);
 	else
 		a.sa_handler(sig);
+	if (gp)
+		gp->in_sighandler--;
 }
 
 int preempt_sigaction(const struct sigaction *act, struct sigaction *old)

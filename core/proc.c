@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "chaos.h"
 #include "gomaxprocs.h"
 #include "mutex.h"
 #include "netpoll.h"
@@ -194,6 +195,8 @@ static struct m *m_alloc(void)
 	g0->alllink = sched.allgs;
 	sched.allgs = g0;
 	rlock_unlock(&sched.alllock);
+	if (chaos())
+		chaos_seed_m(mp);
 	return mp;
 }
 
@@ -272,6 +275,8 @@ static bool stopm(struct m *mp, int64_t deadline)
 	if (deadline < 0)
 		checkdead();
 	rlock_unlock(&sched.lock);
+	if (chaos())
+		chaos_delay(); /* startm's wakeup may come first */
 	if (deadline < 0 || !note_sleep_ns(&mp->park, deadline - nanotime())) {
 		if (deadline >= 0) {
 			rlock_lock(&sched.lock);
@@ -458,7 +463,11 @@ static struct g *stealwork(struct m *mp)
 		int64_t now = last ? timers_due() : -1;
 		uint32_t start = m_fastrand(mp);
 		for (int32_t k = 0; k < n; k++) {
-			struct p *victim = allp[(start + (uint32_t)k) % n];
+			/* Chaos: victims in a random order, repeats and
+			 * misses allowed (an owner runs what is skipped). */
+			uint32_t v = chaos() ? m_fastrand(mp)
+					     : start + (uint32_t)k;
+			struct p *victim = allp[v % n];
 			if (victim == pp)
 				continue;
 			/* Its due timers, as Go's stealWork: its M may be
@@ -472,7 +481,8 @@ static struct g *stealwork(struct m *mp)
 			}
 			if (victim->status == P_IDLE)
 				continue;
-			struct g *gp = runqsteal(pp, victim, last);
+			bool runnext = last || (chaos() && chaos_one_in(4));
+			struct g *gp = runqsteal(pp, victim, runnext);
 			if (gp) {
 				TRACE(trace_steal(pp, victim));
 				return gp;
@@ -533,6 +543,10 @@ top:
 	struct p *pp = releasep(mp);
 	pidleput(pp);
 	rlock_unlock(&sched.lock);
+	/* Chaos: work readied now must still be found (below, or by the
+	 * readier's wakep). */
+	if (chaos())
+		chaos_delay();
 
 	if (mp->spinning) {
 		mp->spinning = false;
@@ -699,7 +713,8 @@ static void schedule(struct m *mp)
 			struct p *pp = mp->p;
 			inherit = false;
 			/* Every 61st tick the global queue goes first. */
-			if (pp->schedtick % 61 == 0 &&
+			if ((pp->schedtick % 61 == 0 ||
+			     (chaos() && chaos_one_in(8))) &&
 			    atomic_load(&sched.runqsize) > 0) {
 				rlock_lock(&sched.lock);
 				gp = globrunqget(pp, 1);
@@ -876,6 +891,9 @@ void goready(struct g *gp)
 		    !atomic_exchange(&gp->ready_permit, false))
 			return;
 	}
+	/* Chaos: runnable, on no queue yet, for longer. */
+	if (chaos())
+		chaos_delay();
 	TRACE(trace_gounblock(gp, me));
 	struct m *mp = me ? me->m : NULL;
 	uint32_t prev = MP_RUNTIME;
@@ -1137,6 +1155,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->attrs = attr->attrs;
 	atomic_store(&gp->sigpending, 0);
 	atomic_store(&gp->sigwait_set, 0);
+	gp->in_sighandler = 0;
 	/* A new thread has no alternate signal stack. */
 	gp->altstack = (stack_t){ .ss_flags = SS_DISABLE };
 	/* ...and its signal mask, as pthread_create gives it. */
@@ -1219,6 +1238,8 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	if (prev == MP_USER &&
 	    atomic_load_explicit(&me->preempt, memory_order_relaxed))
 		gopreempt();
+	else if (chaos())
+		chaos_yield(); /* the new goroutine may run first */
 	return gp;
 }
 
@@ -1322,6 +1343,9 @@ void entersyscall(void)
 	}
 	/* Without a P (sysmon took it) exitsyscall finds one. */
 	atomic_store_explicit(&mp->pstate, MP_SYSCALL, memory_order_relaxed);
+	/* Chaos: sysmon retakes the P more often. */
+	if (chaos())
+		chaos_delay();
 }
 
 /* On g0: no P came back; queue the goroutine (if any), run it if a P is
@@ -1376,9 +1400,14 @@ void exitsyscall(void)
 		atomic_store(&gp->status, G_RUNNING);
 		atomic_store_explicit(&mp->pstate, MP_USER,
 				      memory_order_release);
-		/* sysmon asked it to yield: this is a runtime entry. */
-		if (atomic_load_explicit(&gp->preempt, memory_order_relaxed))
+		/* sysmon asked it to yield: this is a runtime entry, unless
+		 * a signal handler made the call (the code it interrupted may
+		 * hold a runtime lock; the next entry yields). */
+		if (atomic_load_explicit(&gp->preempt, memory_order_relaxed) &&
+		    !gp->in_sighandler)
 			gosched();
+		else if (chaos())
+			chaos_yield();
 		return;
 	}
 	if (atomic_load(&sched.npidle) > 0) {

@@ -8,7 +8,12 @@
  * ring is full, half of it moves to the global queue in one batch so the
  * cost is amortised. The global queue is a list under sched.lock; schedule()
  * looks at it every 61st tick so nothing there starves.
+ *
+ * Under GOSHIM_DEBUG=chaos=1 (chaos.h) runqput spills before the ring is
+ * full and picks runnext or the tail at random, and thieves take a random
+ * share: all moves the scheduler may make anyway.
  */
+#include "chaos.h"
 #include "runtime.h"
 
 #define LOAD_ACQ(x) atomic_load_explicit(&(x), memory_order_acquire)
@@ -29,15 +34,16 @@ bool runqempty(struct p *pp)
 	}
 }
 
-/* Move half of the local ring plus gp to the global queue. Fails if a
- * thief took entries meanwhile (the caller then retries the fast path). */
+/* Move half of the local ring (full, or any under chaos) plus gp to the
+ * global queue. Fails if a thief took entries meanwhile (the caller then
+ * retries the fast path). */
 static bool runqputslow(struct p *pp, struct g *gp, uint32_t head,
 			uint32_t tail)
 {
 	struct g *batch[RUNQ_SIZE / 2 + 1];
 	uint32_t n = (tail - head) / 2;
 
-	if (n != RUNQ_SIZE / 2)
+	if (n > RUNQ_SIZE / 2 || (n != RUNQ_SIZE / 2 && !chaos()))
 		runtime_throw("runqputslow: queue is not full");
 	for (uint32_t i = 0; i < n; i++)
 		batch[i] = LOAD_RLX(pp->runq[(head + i) % RUNQ_SIZE]);
@@ -52,8 +58,21 @@ static bool runqputslow(struct p *pp, struct g *gp, uint32_t head,
 	return true;
 }
 
+/* Append gp to pp's ring if there is room. */
+static bool runq_append(struct p *pp, struct g *gp, uint32_t head,
+			uint32_t tail)
+{
+	if (tail - head >= RUNQ_SIZE)
+		return false;
+	STORE_RLX(pp->runq[tail % RUNQ_SIZE], gp);
+	STORE_REL(pp->runqtail, tail + 1);
+	return true;
+}
+
 void runqput(struct p *pp, struct g *gp, bool next)
 {
+	if (chaos() && chaos_one_in(4))
+		next = !next;
 	if (next) {
 		struct g *old = LOAD_RLX(pp->runnext);
 		while (!atomic_compare_exchange_weak_explicit(
@@ -67,11 +86,9 @@ void runqput(struct p *pp, struct g *gp, bool next)
 	for (;;) {
 		uint32_t head = LOAD_ACQ(pp->runqhead);
 		uint32_t tail = LOAD_RLX(pp->runqtail);
-		if (tail - head < RUNQ_SIZE) {
-			STORE_RLX(pp->runq[tail % RUNQ_SIZE], gp);
-			STORE_REL(pp->runqtail, tail + 1);
+		if (!(chaos() && chaos_one_in(16)) &&
+		    runq_append(pp, gp, head, tail))
 			return;
-		}
 		if (runqputslow(pp, gp, head, tail))
 			return;
 	}
@@ -121,7 +138,8 @@ static uint32_t runqgrab(struct p *victim, _Atomic(struct g *) *batch,
 			/* A running P is likely about to run its runnext (a G
 			 * it just readied, then blocks): give it ~3us first, as
 			 * Go does, instead of moving the pair apart. */
-			if (victim->status == P_RUNNING) {
+			if (victim->status == P_RUNNING &&
+			    !(chaos() && chaos_one_in(2))) {
 				int64_t until = nanotime() + 3000;
 				while (LOAD_ACQ(victim->runnext) == next &&
 				       nanotime() < until)
@@ -137,6 +155,8 @@ static uint32_t runqgrab(struct p *victim, _Atomic(struct g *) *batch,
 		}
 		if (n > RUNQ_SIZE / 2)
 			continue; /* head and tail read inconsistently */
+		if (chaos())
+			n = 1 + (uint32_t)(chaos_rand() % n);
 		for (uint32_t i = 0; i < n; i++) {
 			struct g *gp =
 				LOAD_RLX(victim->runq[(head + i) % RUNQ_SIZE]);
@@ -214,7 +234,10 @@ struct g *globrunqget(struct p *pp, int32_t max)
 	for (int32_t i = 1; i < n; i++) {
 		struct g *g1 = sched.runqhead;
 		sched.runqhead = g1->schedlink;
-		runqput(pp, g1, false);
+		/* Never a spill: that takes sched.lock (chaos's too). */
+		if (!runq_append(pp, g1, LOAD_ACQ(pp->runqhead),
+				 LOAD_RLX(pp->runqtail)))
+			runtime_throw("globrunqget: local queue full");
 	}
 	if (sched.runqhead == NULL)
 		sched.runqtail = NULL;

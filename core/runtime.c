@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/single_threaded.h>
 #include <time.h>
+#include "chaos.h"
 #include "debug.h"
 #include "gomaxprocs.h"
 #include "runtime.h"
@@ -23,6 +24,7 @@
 
 bool runtime_enabled;
 _Atomic bool runtime_running;
+_Atomic bool shim_fast;
 static _Atomic int init_state; /* 0 not yet, 1 running, 2 done */
 static _Atomic pid_t init_tid;
 
@@ -136,9 +138,12 @@ void runtime_ensure_init(void)
 		init_tid = sys_gettid();
 		runtime_init();
 		atomic_store_explicit(&init_state, 2, memory_order_release);
-		if (runtime_enabled)
+		if (runtime_enabled) {
 			atomic_store_explicit(&runtime_running, true,
 					      memory_order_release);
+			atomic_store_explicit(&shim_fast, !chaos(),
+					      memory_order_release);
+		}
 		return;
 	}
 	/* Called again from inside the start-up (a malloc replacement or

@@ -132,6 +132,11 @@ struct g {
 	/* sysmon asked it to yield (ran past its slice): checked where it
 	 * enters the runtime; cleared when it is scheduled */
 	_Atomic bool preempt;
+	/* Program signal handlers running on it (sigroute.c, preempt.c):
+	 * the code they interrupted may hold a runtime lock, so a runtime
+	 * entry in one is no place to yield. A handler that longjmps out
+	 * leaves it counted. */
+	uint32_t in_sighandler;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -154,6 +159,7 @@ struct m {
 	bool (*park_unlockf)(struct g *, void *); /* for park_m */
 	void *park_lock;
 	uint32_t fastrand;
+	uint64_t chaosrand; /* GOSHIM_DEBUG=chaos's stream (chaos.c) */
 	uint64_t sigmask; /* what the thread's signal mask is now */
 	/* signals sent marked for a goroutine on this M and not seen taken
 	 * yet, and when the last was sent (gsignal.c) */
@@ -383,6 +389,9 @@ void sigroute_fork_child(struct g *gp);
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */
 /* Set once start-up has finished with the runtime enabled. */
 extern _Atomic bool runtime_running;
+/* ...and no interposer needs to do more than know it (chaos is off):
+ * shim_active's fast path. */
+extern _Atomic bool shim_fast;
 void runtime_ensure_init(void);
 int64_t nanotime(void);
 int64_t nanotime_coarse(void);

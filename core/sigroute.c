@@ -204,7 +204,9 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	memcpy(&after, &uc->uc_sigmask, sizeof after);
 	gp->sigmask = during & ~SIG_GLIBC_INTERNAL;
 	gp->m->sigmask = during;
+	gp->in_sighandler++;
 	run_program_handler(sig, si, uc);
+	gp->in_sighandler--;
 	gp->sigmask = after & ~SIG_GLIBC_INTERNAL;
 	/* Kept while the handler blocked them: raised on this thread, whose
 	 * mask holds them until sigreturn, then delivered here. */

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include "chaos.h"
 #include "debug.h"
 #include "gomaxprocs.h"
 #include "netpoll.h"
@@ -221,8 +222,13 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 		goto later;
 	}
 	pp->sysmon_asleep = false;
-	if (ran < FORCE_PREEMPT_NS) {
-		at = pp->sysmon_schedwhen + FORCE_PREEMPT_NS;
+	/* Chaos: a slice of 1 to 10 ms, drawn at each look. */
+	int64_t slice = FORCE_PREEMPT_NS;
+	if (chaos())
+		slice = STUCK_NS + (int64_t)(chaos_rand() %
+					     (FORCE_PREEMPT_NS - STUCK_NS));
+	if (ran < slice) {
+		at = pp->sysmon_schedwhen + slice;
 		if (at > now + STUCK_NS)
 			at = now + STUCK_NS;
 		goto later;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "chaos.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -29,6 +30,10 @@ static struct {
 	_Atomic int64_t next;
 	_Atomic(struct m *) sleeper; /* idle M sleeping until sleep_until */
 	_Atomic int64_t sleep_until;
+	/* timers taken off a heap whose function has not returned: counted
+	 * before they leave the heap, so that "no timer" is never seen while
+	 * one is readying a goroutine that is on no queue yet */
+	_Atomic int32_t running;
 } tt = { .next = INT64_MAX, .sleep_until = INT64_MAX };
 
 /* h->rnext stores INT64_MAX - when, so that a zeroed heap reads empty. */
@@ -228,12 +233,18 @@ void timers_fork_child(void)
 	atomic_store(&tt.next, INT64_MAX);
 	atomic_store(&tt.sleeper, NULL);
 	atomic_store(&tt.sleep_until, INT64_MAX);
+	atomic_store(&tt.running, 0);
 }
 
 int64_t timers_next(void)
 {
 	int64_t n = atomic_load(&tt.next);
 	return n == INT64_MAX ? -1 : n;
+}
+
+bool timers_idle(void)
+{
+	return atomic_load(&tt.running) == 0;
 }
 
 /* Run h's earliest timer if it is due; false if none is. */
@@ -246,10 +257,12 @@ static bool run_one(struct timers *h, int64_t now)
 	}
 	struct timer *t = h->heap[0];
 	atomic_store(&t->running, 1);
+	atomic_fetch_add(&tt.running, 1);
 	heap_remove(h, 0);
 	rlock_unlock(&h->lock);
 	t->f(t);
 	atomic_store_explicit(&t->running, 0, memory_order_release);
+	atomic_fetch_sub(&tt.running, 1);
 	return true;
 }
 
@@ -397,6 +410,9 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 				return W_TIMEDOUT;
 		}
 		w->timer.when = deadline;
+		/* Chaos: a waker often finds it still on its way in. */
+		if (chaos())
+			chaos_delay();
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
 		/* Woken with the wait not over: it ran a signal's handler
 		 * (gsignal_send), or a permit was left from an earlier wait. */
@@ -413,7 +429,11 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 			gp->intr_w = NULL;
 			spin_unlock(&gp->jlock);
 		}
-		return atomic_load(&w->state);
+		uint32_t st = atomic_load(&w->state);
+		/* Woken: others may get in before it goes on. */
+		if (chaos())
+			chaos_yield();
+		return st;
 	}
 	/* A foreign thread blocks its own OS thread on the state word. Once
 	 * claimed, the wakeup is on its way whatever the deadline. */

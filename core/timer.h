@@ -45,6 +45,9 @@ int64_t timers_run(int64_t now);
 bool timers_run_p(struct p *pp, int64_t now);
 /* The earliest deadline over all Ps, or -1: one load. */
 int64_t timers_next(void);
+/* No timer is between its heap and the end of its function (checkdead:
+ * sysmon, on no M, may be readying a goroutine from one). */
+bool timers_idle(void);
 /* pp is past GOMAXPROCS: its timers move to P0 (proc.c's p_drain). */
 void timers_drain(struct p *pp);
 /* In the child of fork: no timers (their goroutines are gone), unlocked. */

@@ -6,12 +6,15 @@
  * program that never calls one still gets its main thread set up before
  * main() runs.
  */
+#include "../core/chaos.h"
 #include "shim.h"
 
 bool shim_start(void)
 {
 	real_init();
 	runtime_ensure_init();
+	if (chaos() && atomic_load(&runtime_running))
+		chaos_yield();
 	return runtime_enabled;
 }
 

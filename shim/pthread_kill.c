@@ -222,12 +222,14 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 
 GOSHIM_EXPORT int sigpending(sigset_t *set)
 {
+	/* Asked first: the thread's pending set is the M's it runs on. */
+	bool on_g = shim_active() && on_goroutine();
 	long r = SYS2(SYS_rt_sigpending, set, 8);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
 	}
-	if (shim_active() && on_goroutine()) {
+	if (on_g) {
 		uint64_t s; /* the kernel has just written it */
 		memcpy(&s, set, sizeof s);
 		s |= atomic_load(&getg()->sigpending);

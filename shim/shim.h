@@ -4,7 +4,10 @@
  * An interposer first asks shim_active(): it starts the runtime if nobody
  * has, and answers whether the caller should get goshim's behaviour. When
  * the runtime is off (GOSHIM_DISABLE, a refused start) it forwards to the
- * C library's own function through `real`.
+ * C library's own function through `real`. It is a runtime entry: under
+ * GOSHIM_DEBUG=chaos the goroutine may move to another M there, so it is
+ * asked before, never between, steps that act on the OS thread (a signal
+ * mask set and recorded).
  */
 #ifndef GOSHIM_SHIM_H
 #define GOSHIM_SHIM_H
@@ -19,10 +22,11 @@ void real_init(void);
 
 bool shim_start(void);
 
-/* One load on every interposed call once the runtime runs. */
+/* One load on every interposed call once the runtime runs. Under
+ * GOSHIM_DEBUG=chaos every call takes shim_start, which may yield. */
 static inline bool shim_active(void)
 {
-	if (__builtin_expect(atomic_load_explicit(&runtime_running,
+	if (__builtin_expect(atomic_load_explicit(&shim_fast,
 						  memory_order_acquire),
 			     1))
 		return true;

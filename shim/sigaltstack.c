@@ -15,13 +15,15 @@
 
 GOSHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
+	/* Asked first: the change and its record must be made on one M. */
+	bool on_g = ss && shim_active() && on_goroutine();
 	long r = SYS2(SYS_sigaltstack, ss, old);
 
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
 	}
-	if (ss && shim_active() && on_goroutine()) {
+	if (on_g) {
 		struct g *gp = getg();
 		gp->altstack = thread_altstack();
 		gp->m->altstack = gp->altstack;

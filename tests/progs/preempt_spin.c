@@ -1,5 +1,6 @@
 // goshim-test: env=GOMAXPROCS=1
 // goshim-test: timeout=60
+// goshim-test: no-chaos=a latency bar: at GOMAXPROCS=1 each chaos yield of the heartbeat waits out a 10 ms slice of the spinner
 /*
  * A goroutine spinning in a loop with no calls at all must not starve
  * another that prints a heartbeat every 10 ms: at GOMAXPROCS=1 only

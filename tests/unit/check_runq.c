@@ -2,7 +2,8 @@
  * Unit tests for core/runq.c: the per-P run queue (256-slot ring + runnext),
  * the spill of half a full ring to the global queue, globrunqget's fair
  * share, stealing, and a concurrent owner-versus-thieves run that proves no
- * G is lost or taken twice.
+ * G is lost or taken twice, also under GOSHIM_DEBUG=chaos's early spills,
+ * random runnext and random steal sizes.
  *
  * No runtime is started: the tests make their own struct p (zeroed is an
  * empty queue) and struct g objects, and set gomaxprocs/allp themselves.
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../../core/chaos.h"
 #include "../../core/real.h"
 #include "../../core/runtime.h"
 
@@ -624,6 +626,7 @@ struct conc {
 	_Atomic uint64_t stolen;      /* Gs thieves got by stealing */
 	_Atomic uint64_t steals;      /* successful runqsteal calls */
 	_Atomic uint64_t spills;      /* runqputslow batches (lower bound) */
+	_Atomic uint64_t early_spills; /* ...from a ring that was not full */
 	_Atomic uint64_t global_gets; /* thieves' successful globrunqget */
 	_Atomic uint64_t thief_takes; /* Gs thieves took in all */
 	_Atomic int ready;	      /* thieves started */
@@ -748,7 +751,7 @@ static void owner_run(struct conc *c)
 {
 	struct p *p0 = c->ps[0];
 	uint32_t rnd = 0x12345678u;
-	uint64_t spills = 0;
+	uint64_t spills = 0, early = 0;
 	bool inherit;
 
 	while (atomic_load(&c->ready) < c->nthreads - 1)
@@ -790,11 +793,15 @@ static void owner_run(struct conc *c)
 			}
 			for (uint32_t k = 0; k < burst && put < n; k++, put++) {
 				int32_t before = atomic_load(&sched.runqsize);
+				/* Thieves only shorten the ring meanwhile. */
+				bool full = ring_len(p0) == RUNQ_SIZE;
 				runqput(p0, &c->gs[put],
 					c->runnext_race ||
 						(r >> (k % 24)) % 5 == 0);
-				if (atomic_load(&sched.runqsize) > before)
+				if (atomic_load(&sched.runqsize) > before) {
 					spills++;
+					early += !full;
+				}
 			}
 			for (uint32_t k = 0; k < gets; k++) {
 				struct g *gp = runqget(p0, &inherit);
@@ -836,6 +843,7 @@ static void owner_run(struct conc *c)
 	}
 out:
 	atomic_store(&c->spills, spills);
+	atomic_store(&c->early_spills, early);
 	atomic_store(&c->stop, true);
 }
 
@@ -848,7 +856,8 @@ START_TEST(concurrent_no_loss)
 
 	memset(&c, 0, sizeof c);
 	c.nthreads = nthreads;
-	c.runnext_race = _i >= 6;
+	c.runnext_race = _i % 10 >= 6;
+	chaos_on = _i >= 10; /* this test's own process (check forks) */
 	c.ps = calloc((size_t)nthreads, sizeof *c.ps);
 	ck_assert_ptr_nonnull(c.ps);
 	for (int i = 0; i < nthreads; i++)
@@ -876,17 +885,24 @@ START_TEST(concurrent_no_loss)
 		      c.failure);
 	/* The run must have exercised what it is about. */
 	ck_assert_uint_gt(atomic_load(&c.stolen), 0);
-	if (!c.runnext_race)
+	if (!c.runnext_race || chaos_on)
 		ck_assert_uint_gt(atomic_load(&c.spills), 0);
+	/* A ring spills before it is full under chaos, and only then. */
+	if (chaos_on)
+		ck_assert_uint_gt(atomic_load(&c.early_spills), 0);
+	else
+		ck_assert_uint_eq(atomic_load(&c.early_spills), 0);
 	if (getenv("CHECK_RUNQ_VERBOSE"))
 		fprintf(stderr,
-			"%d threads%s: %d Gs in %.3fs; thieves took %llu, "
-			"%llu spills, %llu steals, %llu thief global gets, "
-			"thieves took %llu in all\n",
+			"%d threads%s%s: %d Gs in %.3fs; thieves took %llu, "
+			"%llu spills (%llu early), %llu steals, %llu thief "
+			"global gets, thieves took %llu in all\n",
 			nthreads, c.runnext_race ? " (runnext race)" : "",
-			TOTAL, (double)(t1 - t0) / 1e9,
+			chaos_on ? " (chaos)" : "", TOTAL,
+			(double)(t1 - t0) / 1e9,
 			(unsigned long long)atomic_load(&c.stolen),
 			(unsigned long long)atomic_load(&c.spills),
+			(unsigned long long)atomic_load(&c.early_spills),
 			(unsigned long long)atomic_load(&c.steals),
 			(unsigned long long)atomic_load(&c.global_gets),
 			(unsigned long long)atomic_load(&c.thief_takes));
@@ -933,6 +949,12 @@ static Suite *runq_suite(void)
 	/* Even iterations: owner + 1 thief; odd: owner + 2 thieves.
 	 * 0-5: mixed puts with spills; 6-9: a fight over runnext. */
 	tcase_add_loop_test(tc, concurrent_no_loss, 0, 10);
+	suite_add_tcase(s, tc);
+
+	/* The same with chaos on (10-19). */
+	tc = tcase_create("chaos");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, concurrent_no_loss, 10, 20);
 	suite_add_tcase(s, tc);
 	return s;
 }
