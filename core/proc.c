@@ -1245,6 +1245,9 @@ void main_goroutine_exit(void)
 	runtime_throw("main goroutine resumed after exit");
 }
 
+/* An M's g0 is no program thread: its handle, seen only by code that runs
+ * on g0 (a sanitizer runtime asking pthread_getattr_np(pthread_self())),
+ * is the M's own glibc identity, which glibc answers for. */
 struct g *g_from_handle(uintptr_t handle)
 {
 	struct g *gp;
@@ -1252,7 +1255,8 @@ struct g *g_from_handle(uintptr_t handle)
 	if (handle == 0)
 		return NULL;
 	gp = *(struct g **)(handle + (uintptr_t)tls_g_offset());
-	if (gp == NULL || gp->magic != G_MAGIC || (uintptr_t)gp->tcb != handle)
+	if (gp == NULL || gp->magic != G_MAGIC ||
+	    (uintptr_t)gp->tcb != handle || gp->is_g0)
 		return NULL;
 	return gp;
 }
