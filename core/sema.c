@@ -290,9 +290,12 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 	}
 	spin_unlock(&b->lock);
 	if (w) {
+		/* Read before the wakeup: the woken one may return from
+		 * sema_acquire, and its waiter go, at once. */
+		bool is_g = w->g != NULL;
 		waiter_deliver(w);
 		/* Starvation mode: let the new owner run now (Go's goyield). */
-		if (w->g && handoff && on_goroutine())
+		if (is_g && handoff && on_goroutine())
 			goyield();
 	}
 }
