@@ -7,7 +7,9 @@
  * outlive the goroutine that frees it. The call acts on the M now and is
  * recorded in the G; the scheduler sets it on whichever M runs the
  * goroutine next (execute), so the kernel's checks (EINVAL, ENOMEM,
- * EPERM while on it) and its answers stay the kernel's.
+ * EPERM while on it) and its answers stay the kernel's. It never starts
+ * the runtime: before it runs there is no goroutine to record in (the
+ * main one reads the kernel's at start-up), and ASan's start-up calls it.
  */
 #include <signal.h>
 #include "../core/sys.h"
@@ -21,7 +23,7 @@ GOSHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 		errno = (int)-r;
 		return -1;
 	}
-	if (ss && shim_active() && on_goroutine()) {
+	if (ss && on_goroutine()) {
 		struct g *gp = getg();
 		gp->altstack = thread_altstack();
 		gp->m->altstack = gp->altstack;
