@@ -332,6 +332,8 @@ extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */
 /* Set once start-up has finished with the runtime enabled. */
 extern _Atomic bool runtime_running;
 void runtime_ensure_init(void);
+/* atexit(fn) through libc's own __cxa_atexit (see real.h). */
+void runtime_atexit(void (*fn)(void));
 int64_t nanotime(void);
 int64_t nanotime_coarse(void);
 uint32_t fastrand(void);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "real.h"
 #include "runtime.h"
 #include "sys.h"
 
@@ -35,7 +36,7 @@ void threadlimit_init(void)
 
 	if (env == NULL)
 		return;
-	v = strtol(env, &end, 10);
+	v = real.strtol(env, &end, 10); /* see real.h */
 	if (end == env || *end || v < 1 || v > INT32_MAX) {
 		char buf[160];
 		int n = snprintf(buf, sizeof buf,
