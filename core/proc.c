@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "asan.h"
 #include "gomaxprocs.h"
 #include "mutex.h"
 #include "netpoll.h"
@@ -135,6 +136,7 @@ static void *m_thread_main(void *arg)
 	struct m *mp = arg;
 	struct g *g0 = mp->g0;
 
+	asan_thread_clean();
 	g0->tcb = arch_get_tp();
 	g0->ctx.tp = g0->tcb;
 	g_current = g0;
