@@ -163,7 +163,7 @@ stress: all $(UNIT_BINS) $(PROG_BINS) $(MOD_SOS)
 # tests/san/asan.exclude. A sanitizer report exits 86.
 ASAN_RT  := $(shell $(CC) -print-file-name=libasan.so)
 SAN_EXIT := 86
-ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:exitcode=$(SAN_EXIT) \
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:use_sigaltstack=0:exitcode=$(SAN_EXIT) \
 	UBSAN_OPTIONS=print_stacktrace=1:exitcode=$(SAN_EXIT)
 asan:
 	$(MAKE) B=build-asan SAN=address,undefined all
@@ -174,12 +174,16 @@ asan:
 
 # Memcheck on the unit tests and, with the plain library preloaded, on the
 # programs listed in tests/san/valgrind.progs: valgrind runs one thread at
-# a time, so the 10,000-thread programs would take hours. A report exits 87.
+# a time, so the 10,000-thread programs would take hours. check_switch is
+# left out: valgrind does not model x87/SSE rounding modes (test_fenv
+# fails), and its contexts' small neighbouring stacks read as one stack
+# unless registered. A report exits 87.
 VG := valgrind --tool=memcheck --error-exitcode=87 -q
 VG_PROGS := $(addprefix $(B)/tests/progs/,$(shell sed 's/\#.*//' \
 	tests/san/valgrind.progs))
-valgrind: all $(UNIT_BINS) $(VG_PROGS)
-	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $(VG) $$t; done
+VG_UNIT := $(filter-out %/check_switch,$(UNIT_BINS))
+valgrind: all $(VG_UNIT) $(VG_PROGS)
+	@set -e; for t in $(VG_UNIT); do echo "== $$t"; $(VG) $$t; done
 	GOSHIM_TEST_WRAP="$(VG)" GOSHIM_TEST_SLOW=10 GOSHIM_TEST_SHIM_BOUNDS=0 \
 		tests/run-progs.sh $(B) $(VG_PROGS)
 
