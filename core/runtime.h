@@ -72,6 +72,7 @@ struct g {
 	size_t map_size;
 	size_t guard_size;
 	bool user_stack; /* caller-supplied (pthread_attr_setstack) */
+	unsigned vg_stack; /* valgrind's id for it (core/stack.c) */
 	bool is_main;	 /* the process's main thread */
 	bool is_g0;
 	bool tls_used;	 /* TLS ran user code: re-initialise before reuse */
