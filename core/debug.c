@@ -155,7 +155,7 @@ void debug_init(void)
 	schedtrace_next = debug.schedtrace_ns ? nanotime() : 0;
 	sigquit_install();
 	if (debug.dumponexit)
-		atexit(dump_at_exit);
+		runtime_atexit(dump_at_exit);
 	trace_init(getenv("GOSHIM_TRACE"));
 }
 

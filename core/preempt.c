@@ -63,13 +63,17 @@ static _Atomic(struct text_map *) text;
 static _Atomic bool text_stale;	/* the handler met a pc not in the map */
 static int64_t text_refreshed;
 
-/* Modules whose code takes libc's or the loader's locks, or ours. */
+/* Modules whose code takes libc's or the loader's locks, or ours, or
+ * spin and futex locks of their own that every allocation passes through
+ * (the sanitizer runtimes: a goroutine stopped holding one leaves every
+ * other M, and sysmon's own calloc for a new M, waiting on it for good). */
 static bool module_unsafe(const char *path)
 {
 	static const char *const unsafe[] = {
 		"libc.so",	 "ld-linux", "ld64.so",	   "libpthread.so",
 		"libdl.so",	 "librt.so", "libgcc_s.so", "libunwind",
-		"linux-vdso",	 "linux-gate", "libgoshim",
+		"linux-vdso",	 "linux-gate", "libgoshim", "libasan.so",
+		"libubsan.so",	 "liblsan.so", "libtsan.so", "libhwasan.so",
 	};
 	const char *base = strrchr(path, '/');
 

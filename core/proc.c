@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "chaos.h"
+#include "asan.h"
 #include "gomaxprocs.h"
 #include "mutex.h"
 #include "netpoll.h"
@@ -137,6 +138,7 @@ static void *m_thread_main(void *arg)
 	struct m *mp = arg;
 	struct g *g0 = mp->g0;
 
+	asan_thread_clean();
 	g0->tcb = arch_get_tp();
 	g0->ctx.tp = g0->tcb;
 	g_current = g0;
@@ -1301,7 +1303,10 @@ static struct g gone_g = { .status = G_IDLE, .exited = true };
  * in its stack cache, goshim unmaps a stack of another size than the
  * default (and a stack the program gave back is the program's). So the
  * handle is read only where the kernel says it can be, and a G that has
- * moved on to another TCB, or none, no longer answers for it. */
+ * moved on to another TCB, or none, no longer answers for it. An M's g0
+ * is no program thread: its handle, seen only by code that runs on g0 (a
+ * sanitizer runtime asking pthread_getattr_np(pthread_self())), is the
+ * M's own glibc identity, which glibc answers for. */
 struct g *g_from_handle(uintptr_t handle)
 {
 	struct g **slot, *gp;
@@ -1312,7 +1317,7 @@ struct g *g_from_handle(uintptr_t handle)
 	if (!sys_readable(slot))
 		return &gone_g;
 	gp = *slot;
-	if (gp == NULL || gp->magic != G_MAGIC)
+	if (gp == NULL || gp->magic != G_MAGIC || gp->is_g0)
 		return NULL;
 	return (uintptr_t)gp->tcb == handle ? gp : &gone_g;
 }

@@ -147,6 +147,11 @@ struct real_fns {
 	int (*pipe)(int[2]);
 	int (*pipe2)(int[2], int);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	/* The runtime's start-up calls these, never through an interposer:
+	 * ASan's start-up may start goshim's (its sigaction call), and ASan's
+	 * atexit and strtol refuse calls made before it is done. */
+	int (*cxa_atexit)(void (*)(void *), void *, void *);
+	long (*strtol)(const char *, char **, int);
 };
 
 extern struct real_fns real;

@@ -16,6 +16,7 @@
 #include "chaos.h"
 #include "debug.h"
 #include "gomaxprocs.h"
+#include "real.h"
 #include "runtime.h"
 #include "wire.h"
 #include "stack.h"
@@ -126,6 +127,16 @@ static void runtime_init(void)
 	__libc_single_threaded = 0;
 	sysmon_start();
 	runtime_enabled = true;
+}
+
+static void run_exit_hook(void *fn)
+{
+	((void (*)(void))fn)();
+}
+
+void runtime_atexit(void (*fn)(void))
+{
+	real.cxa_atexit(run_exit_hook, (void *)fn, NULL);
 }
 
 void runtime_ensure_init(void)

@@ -75,6 +75,7 @@ struct g {
 	size_t map_size;
 	size_t guard_size;
 	bool user_stack; /* caller-supplied (pthread_attr_setstack) */
+	unsigned vg_stack; /* valgrind's id for it (core/stack.c) */
 	bool is_main;	 /* the process's main thread */
 	bool is_g0;
 	bool tls_used;	 /* TLS ran user code: re-initialise before reuse */
@@ -393,6 +394,8 @@ extern _Atomic bool runtime_running;
  * shim_active's fast path. */
 extern _Atomic bool shim_fast;
 void runtime_ensure_init(void);
+/* atexit(fn) through libc's own __cxa_atexit (see real.h). */
+void runtime_atexit(void (*fn)(void));
 int64_t nanotime(void);
 int64_t nanotime_coarse(void);
 uint32_t fastrand(void);

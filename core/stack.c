@@ -9,6 +9,11 @@
  * vm.max_map_count (65530) would stop a process near 32k threads. On
  * kernels without it, mprotect guards are used while the VMA budget allows,
  * and goshim says once on stderr when it stops adding them.
+ *
+ * Each stack is registered with valgrind, when its headers are there (the
+ * requests cost a few instructions outside it): memcheck otherwise takes
+ * a switch to a stack less than 2 MiB away (a caller-supplied one in the
+ * heap) for a frame push, and the heap between for dead stack.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +26,12 @@
 #include "stack.h"
 #include "sys.h"
 #include "tls.h"
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define VALGRIND_STACK_REGISTER(lo, hi) 0u
+#define VALGRIND_STACK_DEREGISTER(id) ((void)(id))
+#endif
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
@@ -157,6 +168,7 @@ int stack_alloc(struct g *gp, size_t stacksize, size_t guardsize)
 	gp->stack_lo = map + guard;
 	gp->stack_hi = tls_stack_top(tcb);
 	gp->user_stack = false;
+	gp->vg_stack = VALGRIND_STACK_REGISTER(gp->stack_lo, gp->stack_hi);
 	return 0;
 }
 
@@ -178,6 +190,7 @@ int stack_use_user(struct g *gp, void *addr, size_t size)
 	gp->stack_lo = addr;
 	gp->stack_hi = tls_stack_top(tcb);
 	gp->user_stack = true;
+	gp->vg_stack = VALGRIND_STACK_REGISTER(gp->stack_lo, gp->stack_hi);
 	return 0;
 }
 
@@ -192,6 +205,7 @@ void stack_release_pages(struct g *gp)
 
 void stack_free(struct g *gp)
 {
+	VALGRIND_STACK_DEREGISTER(gp->vg_stack);
 	tls_destroy(gp->tcb);
 	if (!gp->user_stack)
 		munmap(gp->map, gp->map_size);

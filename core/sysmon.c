@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "chaos.h"
+#include "asan.h"
 #include "debug.h"
 #include "gomaxprocs.h"
 #include "netpoll.h"
@@ -308,6 +309,7 @@ static void *sysmon_main(void *arg)
 	int64_t next = INT64_MAX;
 
 	(void)arg;
+	asan_thread_clean();
 	/* Signals are the program's: never deliver one here (but glibc's
 	 * own, SIGCANCEL and SIGSETXID, which every thread must take). The
 	 * Ms sysmon creates start with this mask until they run a G. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "real.h"
 #include "runtime.h"
 #include "sys.h"
 
@@ -27,12 +28,22 @@ static void say(const char *buf, int n, size_t cap)
 		sys_write(2, buf, (size_t)n < cap ? (size_t)n : cap - 1);
 }
 
+/* Digits only, by hand: libc's strtol may be a sanitizer's that refuses
+ * calls made during its own start-up, when this runs (see real.h). */
 int32_t threadlimit_parse(const char *s)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	int64_t v = 0;
 
-	return end == s || *end || v < 1 || v > INT32_MAX ? -1 : (int32_t)v;
+	if (*s == '\0')
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > INT32_MAX)
+			return -1;
+	}
+	return v < 1 ? -1 : (int32_t)v;
 }
 
 void threadlimit_init(void)

@@ -422,5 +422,5 @@ void trace_init(const char *file)
 	struct g *gp = getg();
 	trace_gocreate(gp, NULL);
 	trace_gostart(gp, gp->m->p);
-	atexit(trace_finish);
+	runtime_atexit(trace_finish);
 }

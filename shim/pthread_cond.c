@@ -159,7 +159,7 @@ static int cond_wait(struct gcond *gc, pthread_mutex_t *m, clockid_t clk,
 {
 	struct waiter w;
 	bool woken;
-	int ret;
+	int ret = 0; /* read only when err is 0; gcc cannot tell under ASan */
 
 	atomic_fetch_add(&gc->refs, 2);
 	notify_enqueue(&w, &gc->wait);

@@ -3,6 +3,12 @@
  * thread goshim did not create uses the same key through glibc); values of
  * goroutines live in their G (core/keys.c), destructors run at goroutine
  * exit.
+ *
+ * None of these starts the runtime: a key is glibc's, and a thread that is
+ * no goroutine (every thread, before the runtime runs) keeps its values in
+ * glibc. ASan's own start-up creates a key and sets a value; a runtime
+ * started from there ran inside it, and its first atexit() hit ASan's
+ * "init is running" check.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,32 +18,34 @@
 GOSHIM_EXPORT int pthread_key_create(pthread_key_t *key,
 				     void (*destructor)(void *))
 {
-	bool on = shim_active(); /* fills `real`, even when staying native */
+	real_init();
 	int err = real.pthread_key_create(key, destructor);
-	if (err == 0 && on)
+	if (err == 0)
 		keys_register(*key, destructor);
 	return err;
 }
 
 GOSHIM_EXPORT int pthread_key_delete(pthread_key_t key)
 {
-	bool on = shim_active();
+	real_init();
 	int err = real.pthread_key_delete(key);
-	if (err == 0 && on)
+	if (err == 0)
 		keys_unregister(key);
 	return err;
 }
 
 GOSHIM_EXPORT void *pthread_getspecific(pthread_key_t key)
 {
-	if (!shim_active() || !on_goroutine())
+	real_init();
+	if (!on_goroutine())
 		return real.pthread_getspecific(key);
 	return keys_get(getg(), key);
 }
 
 GOSHIM_EXPORT int pthread_setspecific(pthread_key_t key, const void *value)
 {
-	if (!shim_active() || !on_goroutine())
+	real_init();
+	if (!on_goroutine())
 		return real.pthread_setspecific(key, value);
 	return keys_set(getg(), key, value);
 }

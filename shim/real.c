@@ -141,5 +141,7 @@ void real_init(void)
 	real.pipe = must("pipe");
 	real.pipe2 = must("pipe2");
 	real.sigaction = must("sigaction");
+	real.cxa_atexit = must("__cxa_atexit");
+	real.strtol = must("strtol");
 	real.pthread_create = must("pthread_create");
 }
