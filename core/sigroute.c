@@ -209,7 +209,9 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	gp->in_sighandler--;
 	gp->sigmask = after & ~SIG_GLIBC_INTERNAL;
 	/* Kept while the handler blocked them: raised on this thread, whose
-	 * mask holds them until sigreturn, then delivered here. */
+	 * mask holds them until sigreturn, then delivered here. (A sender
+	 * adds to sigpending, then reads the mask: one sees the other.) */
+	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&gp->sigpending) & ~gp->sigmask)
 		gsignal_deliver(gp);
 	gp->m->sigmask = after;

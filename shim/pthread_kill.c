@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include "../core/preempt.h"
 #include "../core/sys.h"
 #include "shim.h"
 
@@ -185,31 +186,30 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	struct g *gp = shim_active() && on_goroutine() ? getg() : NULL;
 	uint64_t bits;
 
-	/* A kept signal the temporary mask lets through is delivered now,
-	 * under that mask, as the kernel would have. */
-	if (gp && atomic_load(&gp->sigpending) != 0 &&
-	    set_bits(set, &bits) == 0 &&
-	    (atomic_load(&gp->sigpending) & ~bits)) {
-		uint64_t tmp = bits & ~SIG_GLIBC_INTERNAL, old;
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &tmp, &old, 8);
-		uint64_t keep = gp->sigmask;
-		gp->sigmask = tmp;
-		gsignal_deliver(gp);
-		gp->sigmask = keep;
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
-		errno = EINTR;
-		return -1;
-	}
 	if (gp == NULL || set_bits(set, &bits) < 0) {
 		long r = SYS2(SYS_rt_sigsuspend, set, 8);
 		errno = (int)-r;
 		return -1;
 	}
 	/* The temporary mask is the goroutine's while it waits: what it
-	 * lets through is sent to this M, where the kernel takes it. */
-	uint64_t keep = gp->sigmask;
-	gp->sigmask = bits & ~SIG_GLIBC_INTERNAL;
-	long r = IN_SYSCALL(SYS2(SYS_rt_sigsuspend, set, 8));
+	 * lets through is sent to this M, where the kernel takes it. Set
+	 * before looking for kept signals: a sender keeps one only while
+	 * the goroutine's mask blocks it (gsignal.c looks after adding). */
+	uint64_t keep = gp->sigmask, tmp = bits & ~SIG_GLIBC_INTERNAL;
+	gp->sigmask = tmp;
+	atomic_thread_fence(memory_order_seq_cst);
+	long r;
+	if (atomic_load(&gp->sigpending) & ~tmp) {
+		/* Kept and let through: delivered now, under the temporary
+		 * mask, as the kernel would have. */
+		uint64_t thread = tmp & ~preempt_unblockable(), old;
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, &old, 8);
+		gsignal_deliver(gp);
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+		r = -EINTR;
+	} else {
+		r = IN_SYSCALL(SYS2(SYS_rt_sigsuspend, set, 8));
+	}
 	gp->sigmask = keep;
 	/* Kept while the temporary mask blocked them: raised now, for the
 	 * kernel to deliver once the thread's own mask lets it (as it

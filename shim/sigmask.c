@@ -44,6 +44,7 @@ static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 		gp->sigmask = now;
 		gp->m->sigmask = thread;
 		sigroute_unblocked(gp, now);
+		atomic_thread_fence(memory_order_seq_cst); /* as sigsuspend */
 		if (atomic_load(&gp->sigpending) & ~now)
 			gsignal_deliver(gp);
 	}

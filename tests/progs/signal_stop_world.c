@@ -29,7 +29,7 @@ static sem_t ack;
 static atomic_int stop_count, world_stopped, done;
 static sigset_t suspend_mask;
 static _Thread_local int my_id, my_last_stop;
-static atomic_int stops_seen[N], wrong_thread;
+static atomic_int stops_seen[N], wrong_thread, started;
 
 static void on_suspend(int sig)
 {
@@ -59,6 +59,7 @@ static void on_restart(int sig)
 static void *worker(void *arg)
 {
 	my_id = (int)(long)arg;
+	atomic_fetch_add(&started, 1);
 	switch (my_id % 3) {
 	case 0: /* waits on a condition variable */
 		pthread_mutex_lock(&cv_mu);
@@ -121,7 +122,11 @@ int main(void)
 	for (long i = 0; i < N; i++)
 		pthread_create(&t[i], NULL, worker, (void *)i);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	struct timespec settle = { 0, 20000000 };
+	/* Every worker knows who it is, and is (nearly) at its wait. */
+	struct timespec settle = { 0, 1000000 };
+	while (atomic_load(&started) < N)
+		nanosleep(&settle, NULL);
+	settle.tv_nsec = 20000000;
 	nanosleep(&settle, NULL);
 
 	int failed_round = -1, got = 0;
