@@ -74,6 +74,15 @@ static void keep_for(struct g *target, int sig);
  * does not look (a signalfd read): the next one is sent regardless. */
 #define DIRECTED_STALE_NS 10000000
 
+void gsignal_siginfo(siginfo_t *si, int sig, int code)
+{
+	memset(si, 0, sizeof *si);
+	si->si_signo = sig;
+	si->si_code = code;
+	si->si_pid = sys_getpid();
+	si->si_uid = (uid_t)SYS0(SYS_getuid);
+}
+
 /* sig for gp, which runs on (or sits in a system call on) mp. A standard
  * signal does not queue: one still pending on the thread (sent for
  * another goroutine before) would swallow this one, so it stays kept in
@@ -89,11 +98,7 @@ static void m_tgkill_for(struct m *mp, struct g *gp, int sig)
 		return;
 	}
 	atomic_store(&mp->directed_ns, now);
-	memset(&si, 0, sizeof si);
-	si.si_signo = sig;
-	si.si_code = SI_QUEUE;
-	si.si_pid = sys_getpid();
-	si.si_uid = (uid_t)SYS0(SYS_getuid);
+	gsignal_siginfo(&si, sig, SI_QUEUE);
 	si.si_value.sival_ptr = (void *)cookie();
 	memcpy((char *)&si + SI_TARGET_OFF, &gp, sizeof gp);
 	SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, sig, &si);

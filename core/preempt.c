@@ -415,11 +415,7 @@ bool preempt_m(struct m *mp, struct g *gp, int64_t now)
 		atomic_store(&mp->preempt_sent, 0);
 		return false;
 	}
-	memset(&si, 0, sizeof si);
-	si.si_signo = SIGURG;
-	si.si_code = SI_QUEUE;
-	si.si_pid = sys_getpid();
-	si.si_uid = (uid_t)SYS0(SYS_getuid);
+	gsignal_siginfo(&si, SIGURG, SI_QUEUE);
 	si.si_value.sival_ptr = (void *)cookie;
 	return SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, SIGURG, &si) ==
 	       0;

@@ -304,6 +304,9 @@ int gsignal_send(struct g *gp, int sig); /* 0 or errno */
 void gcancel_wake(struct g *gp);
 /* On gp: raise what was kept for it and its mask lets through. */
 void gsignal_deliver(struct g *gp);
+/* The siginfo the kernel makes for a signal the process sends itself:
+ * sig, code (SI_TKILL, SI_QUEUE), our pid and uid, nothing else. */
+void gsignal_siginfo(siginfo_t *si, int sig, int code);
 /* Take one kept signal that is in set (sigwait); 0 if none. */
 int gsignal_take(struct g *gp, uint64_t set);
 /* In goshim's handlers, first: true if sig was sent for another

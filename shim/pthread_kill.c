@@ -70,11 +70,7 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 	if (gp != getg())
 		return pthread_kill(t, sig); /* the value is not carried */
 	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	si.si_signo = sig;
-	si.si_code = SI_QUEUE;
-	si.si_pid = sys_getpid();
-	si.si_uid = getuid();
+	gsignal_siginfo(&si, sig, SI_QUEUE);
 	si.si_value = value;
 	long r = SYS4(SYS_rt_tgsigqueueinfo, sys_getpid(), gp->m->tid, sig,
 		      &si);
@@ -89,11 +85,7 @@ static int take_kept(uint64_t set, siginfo_t *si)
 	int sig = gsignal_take(getg(), set);
 	if (sig && si) {
 		siginfo_t got;
-		memset(&got, 0, sizeof got);
-		got.si_signo = sig;
-		got.si_code = SI_TKILL;
-		got.si_pid = sys_getpid();
-		got.si_uid = getuid();
+		gsignal_siginfo(&got, sig, SI_TKILL);
 		if (sys_copy_out(si, &got, sizeof got) < 0) {
 			errno = EFAULT;
 			return -1;
