@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "real.h"
 #include "runtime.h"
 
 #define KEYS_MAX (KEY_L2 * (KEY_L2 + 1)) /* 1056 >= PTHREAD_KEYS_MAX */
@@ -51,6 +52,20 @@ void keys_unregister(unsigned key)
 	if (seq & 1)
 		atomic_store(&keytab[key].seq, seq + 1);
 	spin_unlock(&keylock);
+}
+
+void keys_adopt_thread(struct g *gp)
+{
+	/* Keys made and set before the runtime ran (another library's
+	 * constructor, a sanitizer's start-up) hold their values in glibc,
+	 * for this thread: they become the goroutine's. */
+	for (unsigned key = 0; key < NKEYS; key++) {
+		if (!(atomic_load(&keytab[key].seq) & 1))
+			continue;
+		void *v = real.pthread_getspecific(key);
+		if (v)
+			keys_set(gp, key, v);
+	}
 }
 
 bool keys_valid(unsigned key)

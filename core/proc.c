@@ -1761,4 +1761,5 @@ void sched_init(int32_t procs)
 	m0->pstate = MP_USER;
 	atomic_store(&sched.nlive, 1);
 	g_current = maing;
+	keys_adopt_thread(maing);
 }

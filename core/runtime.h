@@ -535,6 +535,8 @@ bool p_runq_empty_self(void);
 void keys_register(unsigned key, void (*destructor)(void *));
 void keys_unregister(unsigned key);
 bool keys_valid(unsigned key);
+/* The thread that becomes gp had values set through glibc: gp takes them. */
+void keys_adopt_thread(struct g *gp);
 void *keys_get(struct g *gp, unsigned key);
 int keys_set(struct g *gp, unsigned key, const void *value);
 void keys_run_destructors(struct g *gp);
