@@ -421,10 +421,7 @@ bool preempt_m(struct m *mp, struct g *gp, int64_t now)
 	       0;
 }
 
-uint64_t preempt_unblockable(void)
-{
-	return installed ? sigbit(SIGURG) : 0;
-}
+uint64_t preempt_unblockable_set;
 
 bool preempt_on(void)
 {
@@ -456,6 +453,8 @@ void preempt_init(void)
 	 * came restarts, as if there had been none. */
 	act.sa_flags = SA_SIGINFO | SA_RESTART | (old.sa_flags & SA_ONSTACK);
 	sigemptyset(&act.sa_mask);
-	if (real.sigaction(SIGURG, &act, NULL) == 0)
+	if (real.sigaction(SIGURG, &act, NULL) == 0) {
 		installed = true;
+		preempt_unblockable_set = sigbit(SIGURG);
+	}
 }

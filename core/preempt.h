@@ -18,8 +18,13 @@ void preempt_init(void);
 bool preempt_on(void);
 /* The signals no thread may block while it runs goroutines: SIGURG, once
  * preemption is on. A goroutine that blocks it has that in its own mask
- * (g.sigmask) only; the program's SIGURG then stays kept in the G. */
-uint64_t preempt_unblockable(void);
+ * (g.sigmask) only; the program's SIGURG then stays kept in the G. Set
+ * once at start-up; read on every switch (m_set_sigmask). */
+extern uint64_t preempt_unblockable_set;
+static inline uint64_t preempt_unblockable(void)
+{
+	return preempt_unblockable_set;
+}
 /* sysmon: signal mp, whose thread runs, to yield its goroutine gp; false
  * if a signal sent less than a slice ago is still on its way, or gp has
  * left the M. */

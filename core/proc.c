@@ -396,7 +396,8 @@ void m_set_sigmask(struct m *mp, uint64_t mask)
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 		mp->sigmask = mask;
 	}
-	m_directed_drain(mp, mask);
+	if (atomic_load_explicit(&mp->directed, memory_order_relaxed) & mask)
+		m_directed_drain(mp, mask);
 }
 
 stack_t thread_altstack(void)
