@@ -127,16 +127,11 @@ static void keep_for(struct g *target, int sig)
 	atomic_store(&redirected, true);
 }
 
-/* In a signal handler: kept for target, which sysmon looks at now. */
-static void hand_back(struct g *target, int sig)
-{
-	keep_for(target, sig);
-	sysmon_wake();
-}
-
+/* Kept for gp, which sysmon looks at now (from a signal handler too). */
 void gsignal_keep(struct g *gp, int sig)
 {
-	hand_back(gp, sig);
+	keep_for(gp, sig);
+	sysmon_wake();
 }
 
 bool gsignal_misdirected(int sig, siginfo_t *si)
@@ -151,22 +146,8 @@ bool gsignal_misdirected(int sig, siginfo_t *si)
 		atomic_fetch_and(&gp->m->directed, ~sigbit(sig));
 	if (target == gp)
 		return false;
-	hand_back(target, sig);
+	gsignal_keep(target, sig);
 	return true;
-}
-
-bool gsignal_taken(siginfo_t *si)
-{
-	struct g *target = unmark(si);
-	struct g *gp = getg();
-
-	if (target == NULL)
-		return true;
-	atomic_fetch_and(&gp->m->directed, ~sigbit(si->si_signo));
-	if (target == gp)
-		return true;
-	hand_back(target, si->si_signo);
-	return false;
 }
 
 void m_directed_drain(struct m *mp, uint64_t mask)
@@ -183,7 +164,7 @@ void m_directed_drain(struct m *mp, uint64_t mask)
 	while (SYS4(SYS_rt_sigtimedwait, &set, &si, &zero, 8) > 0) {
 		struct g *target = unmark(&si);
 		if (target) {
-			hand_back(target, si.si_signo);
+			gsignal_keep(target, si.si_signo);
 		} else {
 			/* The process's own, pending for any thread: back
 			 * where it was, and no further. */

@@ -309,14 +309,11 @@ void gsignal_deliver(struct g *gp);
 void gsignal_siginfo(siginfo_t *si, int sig, int code);
 /* Take one kept signal that is in set (sigwait); 0 if none. */
 int gsignal_take(struct g *gp, uint64_t set);
-/* In goshim's handlers, first: true if sig was sent for another
- * goroutine than the one here (it goes back to it); else the siginfo is
- * left as the kernel's tgkill would have made it. */
+/* In goshim's handlers, first, and after a wait in the kernel
+ * (sigtimedwait) took si: true if sig was sent for another goroutine than
+ * the one here (it goes back to it); else the siginfo is left as the
+ * kernel's tgkill would have made it. */
 bool gsignal_misdirected(int sig, siginfo_t *si);
-/* After a wait in the kernel (sigtimedwait) took si: true if it is the
- * caller's (the siginfo then as the kernel's tgkill would make it), false
- * if it was sent for another goroutine (it goes back to it). */
-bool gsignal_taken(siginfo_t *si);
 /* In a signal handler that cannot run the program's now: sig is kept for
  * gp and sent again through sysmon. */
 void gsignal_keep(struct g *gp, int sig);

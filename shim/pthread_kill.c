@@ -116,7 +116,7 @@ static int sys_wait(const sigset_t *set, siginfo_t *si,
 
 	do
 		r = IN_SYSCALL(SYS4(SYS_rt_sigtimedwait, set, &got, t, 8));
-	while (r > 0 && on_goroutine() && !gsignal_taken(&got));
+	while (r > 0 && on_goroutine() && gsignal_misdirected((int)r, &got));
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
