@@ -178,10 +178,13 @@ demo:
 # GOSHIM_DEBUG=chaos=1 (random yields, steals and spills: interleavings the
 # usual timing almost never gives; a failure shows the seed); the rounds
 # between keep the scheduler's own timing and choices, whose bugs chaos
-# could hide.
+# could hide. Each program runs natively once, in the first round that it
+# passes; later rounds compare against that run (GOSHIM_TEST_NATIVE_CACHE).
 STRESS_ROUNDS ?= 20
 stress: all $(UNIT_BINS) $(PROG_BINS) $(MOD_SOS)
-	@set -e; for i in $$(seq 1 $(STRESS_ROUNDS)); do \
+	@set -e; rm -rf $(B)/stress-native; \
+	export GOSHIM_TEST_NATIVE_CACHE=$(CURDIR)/$(B)/stress-native; \
+	for i in $$(seq 1 $(STRESS_ROUNDS)); do \
 		dbg=$${GOSHIM_DEBUG:-}; \
 		if [ $$((i % 2)) -eq 0 ]; then dbg=$${dbg:+$$dbg,}chaos=1; fi; \
 		echo "==== stress round $$i/$(STRESS_ROUNDS)$${dbg:+ GOSHIM_DEBUG=$$dbg}"; \

@@ -40,6 +40,11 @@
 # starts other Ms for their Ps. Peak thread counts are sampled every ~1 ms by
 # tests/tools/threadpeak.c, which this script compiles into BUILD_DIR/tools.
 #
+# GOSHIM_TEST_NATIVE_CACHE=DIR keeps each passing program's native run
+# (stdout, stderr, status, peak threads) in DIR and reuses it instead of
+# running the program natively again: `make stress` loops goshim, and the
+# native side, which goshim cannot change, needs running only once.
+#
 # The caller's GOSHIM_DEBUG (chaos=1 in `make stress`) reaches every goshim
 # run, added to a program's own shim-env GOSHIM_DEBUG; a failing run's
 # chaos seed is shown with the failure. Under chaos shim-max-threads is not
@@ -257,6 +262,9 @@ for prog in "$@"; do
 		: >"$d/native.err"
 		echo "0 0" >"$d/native.peak"
 		st_native=$exit_want
+	elif [[ -n ${GOSHIM_TEST_NATIVE_CACHE:-} && -f $GOSHIM_TEST_NATIVE_CACHE/$name/native.status ]]; then
+		cp "$GOSHIM_TEST_NATIVE_CACHE/$name"/native.{out,err,peak} "$d/"
+		st_native=$(<"$GOSHIM_TEST_NATIVE_CACHE/$name/native.status")
 	else
 		run_timed "$d/native" env -u LD_PRELOAD "${envs[@]}" "$prog" "${args[@]}" || st_native=$?
 	fi
@@ -324,6 +332,11 @@ for prog in "$@"; do
 		fail "$reason" "$detail"
 	else
 		echo "PASS $name  native: ${secs_native}s $peak_native threads  goshim: ${secs_shim}s $peak_shim threads"
+		if [[ -n ${GOSHIM_TEST_NATIVE_CACHE:-} && -z $shim_only ]]; then
+			mkdir -p "$GOSHIM_TEST_NATIVE_CACHE/$name"
+			cp "$d"/native.{out,err,peak} "$GOSHIM_TEST_NATIVE_CACHE/$name/"
+			echo "$st_native" >"$GOSHIM_TEST_NATIVE_CACHE/$name/native.status"
+		fi
 		passed=$((passed + 1))
 	fi
 done
