@@ -28,6 +28,8 @@
  * (the next goroutine's) is taken off the thread then (m_directed_drain).
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
@@ -35,6 +37,7 @@
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
+#include "tls.h"
 
 
 static long m_tgkill(pid_t tid, int sig)
@@ -92,8 +95,11 @@ static void m_tgkill_for(struct m *mp, struct g *gp, int sig)
 	siginfo_t si;
 	int64_t now = nanotime();
 
+	/* SIGCANCEL queues (a real-time signal) and nobody but goshim's
+	 * handler takes it: never a second one on the thread. */
 	if ((atomic_fetch_or(&mp->directed, sigbit(sig)) & sigbit(sig)) &&
-	    now - atomic_load(&mp->directed_ns) < DIRECTED_STALE_NS) {
+	    (sig == SIGCANCEL ||
+	     now - atomic_load(&mp->directed_ns) < DIRECTED_STALE_NS)) {
 		keep_for(gp, sig);
 		return;
 	}
@@ -200,7 +206,7 @@ static uintptr_t disposition(int sig)
 static bool gsignal_interrupt(struct g *gp)
 {
 	spin_lock(&gp->jlock);
-	struct waiter *w = gp->intr_w;
+	struct waiter *w = gp->intr_ok ? gp->intr_w : NULL;
 	bool hit = w && waiter_claim(w);
 	if (hit)
 		gp->intr_hit = true;
@@ -211,18 +217,55 @@ static bool gsignal_interrupt(struct g *gp)
 	return hit;
 }
 
-void gcancel_wake(struct g *gp)
+bool g_cancel_due(struct g *gp)
+{
+	return !gp->is_main && tls_cancel_due(gp->tcb);
+}
+
+/* End gp's cancellable wait if it is in one. glibc marked the request
+ * before: a wait that begins later sees it (waiter_block, under jlock). */
+static void gcancel_wake(struct g *gp)
 {
 	spin_lock(&gp->jlock);
 	struct waiter *w = gp->cancel_ok ? gp->intr_w : NULL;
 	bool hit = w && waiter_claim(w);
 	if (hit)
 		gp->cancel_hit = true;
-	else
-		gp->cancel_req = true; /* waiter_block looks at it */
 	spin_unlock(&gp->jlock);
 	if (hit)
 		waiter_finish(w, W_TIMEDOUT);
+}
+
+void gcancel(struct g *gp)
+{
+	_Atomic int *ch = tls_cancelhandling(gp->tcb);
+	int v = atomic_load(ch);
+
+	if (gp->is_main)
+		return;
+	if ((v & (TLS_CANCELING | TLS_CANCELED)) == TLS_CANCELING) {
+		/* glibc's asynchronous cancel, whose signal went nowhere.
+		 * A parked goroutine is not in one of glibc's cancellable
+		 * calls (those run under entersyscall): it is made a
+		 * deferred request, which its next cancellation point
+		 * takes; glibc's own wait for the signal (after a call) is
+		 * woken. Elsewhere the signal goes to it. */
+		if (atomic_load(&gp->status) == G_WAITING) {
+			atomic_fetch_or(ch, TLS_CANCELED);
+			SYS3(SYS_futex, ch, FUTEX_WAKE_PRIVATE, INT_MAX);
+		} else {
+			gsignal_send(gp, SIGCANCEL);
+		}
+	} else if (tls_cancel_due(gp->tcb)) {
+		if (atomic_load(&gp->cancel_syscall))
+			gsignal_send(gp, SIGCANCEL);
+		/* sysmon looks again: gp may be on its way into a raw
+		 * cancellable call (see gsignal_recheck). */
+		atomic_store(&redirected, true);
+		sysmon_wake();
+	}
+	if (g_cancel_due(gp))
+		gcancel_wake(gp);
 }
 
 static bool ignored_by_default(int sig)
@@ -236,6 +279,17 @@ static void kick(struct g *gp, int sig)
 {
 	uint32_t st = atomic_load(&gp->status);
 	bool blocked = gp->sigmask & sigbit(sig);
+
+	/* SIGCANCEL may unwind the goroutine: it goes only to an M that
+	 * runs it (user code or a system call), never to a wait; until
+	 * then sysmon keeps trying. */
+	if (sig == SIGCANCEL && st != G_RUNNING && st != G_SYSCALL) {
+		if (st == G_DEAD || st == G_IDLE)
+			atomic_fetch_and(&gp->sigpending, ~sigbit(sig));
+		else
+			atomic_store(&redirected, true);
+		return;
+	}
 	/* Parked: a wait the signal interrupts ends; any other goes on
 	 * after the handler, which runs now, as the kernel runs it on a
 	 * thread blocked in a futex: the goroutine is woken only for it
@@ -287,12 +341,25 @@ void gsignal_recheck(void)
 		uint64_t ready = atomic_load(&gp->sigpending) & ~gp->sigmask;
 		for (; ready; ready &= ready - 1)
 			kick(gp, __builtin_ctzll(ready) + 1);
+		/* A raw cancellable call the signal missed (it came just
+		 * before the call went into the kernel): again, until the
+		 * call ends. */
+		if (atomic_load(&gp->cancel_syscall) && g_cancel_due(gp)) {
+			if (atomic_load(&gp->status) == G_SYSCALL) {
+				atomic_fetch_or(&gp->sigpending,
+						sigbit(SIGCANCEL));
+				kick(gp, SIGCANCEL);
+			}
+			atomic_store(&redirected, true);
+		}
 	}
 }
 
 void gsignal_deliver(struct g *gp)
 {
-	uint64_t ready = atomic_load(&gp->sigpending) & ~gp->sigmask;
+	/* Not SIGCANCEL: this is runtime code (see kick). */
+	uint64_t ready = atomic_load(&gp->sigpending) & ~gp->sigmask &
+			 ~sigbit(SIGCANCEL);
 	bool restart = true;
 
 	while (ready) {

@@ -11,7 +11,9 @@
  * joined or reaped waits in a free list (G_IDLE) until a new thread takes
  * it, and is never freed twice: its handle gets what glibc answers from the
  * descriptor it caches, EINVAL for a thread that was detached, else ESRCH
- * (EBUSY from tryjoin).
+ * (EBUSY from tryjoin). A join that waits is a cancellation point: a
+ * cancel ends it as a timeout would, the target stays joinable, and the
+ * caller (shim/pthread_join.c) acts on it: ECANCELED.
  */
 #include <errno.h>
 #include "runtime.h"
@@ -62,13 +64,16 @@ int go_join(struct g *gp, void **ret, bool try, int64_t deadline)
 		}
 		waiter_init(&w);
 		gp->joiner = &w;
-		if (waiter_block(&w, jlock_unlock, &gp->jlock, "join",
-				 deadline) == W_TIMEDOUT) {
+		cancel_begin();
+		uint32_t st = waiter_block(&w, jlock_unlock, &gp->jlock,
+					   "join", deadline);
+		bool cancelled = intr_end(false) == ECANCEL_CALL;
+		if (st == W_TIMEDOUT) {
 			spin_lock(&gp->jlock);
 			if (gp->joiner == &w)
 				gp->joiner = NULL;
 			spin_unlock(&gp->jlock);
-			return ETIMEDOUT;
+			return cancelled ? ECANCELED : ETIMEDOUT;
 		}
 	} else {
 		spin_unlock(&gp->jlock);

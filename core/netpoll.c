@@ -610,12 +610,13 @@ static void wait_reason(char buf[24], const struct netpoll_req *r, int n)
 	*buf = '\0';
 }
 
-int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
+static int wait_for(struct netpoll_req *reqs, int n, int64_t deadline,
+		    bool cancel)
 {
 	struct waiter w;
 	char reason[24];
-	int watched = 0;
-	bool ready = false, closed = false, interrupted = false;
+	int watched = 0, intr = 0;
+	bool ready = false, closed = false;
 	uint32_t st;
 
 	if (!poll_up())
@@ -660,10 +661,13 @@ int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
 						     NULL, reason, -1);
 	} else {
 		atomic_fetch_add(&np.waiters, 1);
-		intr_begin();
+		if (cancel)
+			intr_begin_cancel();
+		else
+			intr_begin();
 		st = waiter_block(&w, nothing_to_unlock, NULL, reason,
 				  deadline);
-		interrupted = intr_end(true) != 0;
+		intr = intr_end(true);
 		/* The last waiter gone: a blocked M must not keep waiting
 		 * for fds (see netpoll_block). */
 		if (atomic_fetch_sub(&np.waiters, 1) == 1 &&
@@ -692,9 +696,21 @@ int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
 	}
 	if (closed)
 		return EBADF;
-	if (interrupted)
+	if (intr == ECANCEL_CALL)
+		return ECANCELED;
+	if (intr)
 		return EINTR;
 	return st == W_TIMEDOUT ? ETIMEDOUT : 0;
+}
+
+int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
+{
+	return wait_for(reqs, n, deadline, true);
+}
+
+int netpoll_wait_nocancel(struct netpoll_req *reqs, int n, int64_t deadline)
+{
+	return wait_for(reqs, n, deadline, false);
 }
 
 /* One epoll_wait: until an event, netpoll_break or the deadline (block),

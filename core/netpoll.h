@@ -13,8 +13,10 @@
  * netpoll_wait parks only if no event for that fd and mode came since
  * netpoll_arm, and returns 0 (try again), ETIMEDOUT, EBADF (the fd was
  * closed meanwhile), EINTR (a signal's handler ended the wait: the call
- * fails with EINTR, or starts over if fd_restart says so) or EPERM (epoll
- * cannot watch it: make the blocking call).
+ * fails with EINTR, or starts over if fd_restart says so), ECANCELED (a
+ * cancel request is due: the call is a cancellation point; it undoes
+ * what it holds and acts on it) or EPERM (epoll cannot watch it: make the
+ * blocking call).
  */
 #ifndef GOSHIM_NETPOLL_H
 #define GOSHIM_NETPOLL_H
@@ -57,6 +59,8 @@ void netpoll_arm(struct netpoll_req *r, int fd, unsigned modes);
  * (monotonic ns, -1 none). Requests epoll cannot watch are skipped; EPERM
  * when none can be watched. */
 int netpoll_wait(struct netpoll_req *r, int n, int64_t deadline);
+/* The same for a call that is not a cancellation point (sendfile). */
+int netpoll_wait_nocancel(struct netpoll_req *r, int n, int64_t deadline);
 
 /* The fd table. */
 enum fd_kind fd_kind(int fd);

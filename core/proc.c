@@ -1080,6 +1080,8 @@ static void g_entry(void *arg)
 		gp->retval = PTHREAD_CANCELED;
 		gp->retval = gp->fn(gp->arg);
 	}
+	/* A cancel unwinds out of glibc's SIGCANCEL handler. */
+	gp->in_sighandler = 0;
 	go_exit(getg()->retval);
 }
 
@@ -1150,7 +1152,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->detached = attr->detached;
 	gp->exited = false;
 	gp->joiner = NULL;
-	gp->cancel_req = false;
+	atomic_store(&gp->cancel_syscall, false);
 	gp->waitreason = NULL;
 	gp->inheritsched = attr->inheritsched;
 	gp->scope = attr->scope;

@@ -114,13 +114,15 @@ struct g {
 	bool intr_hit;
 	bool intr_restart;
 	struct waiter *intr_w; /* jlock-guarded */
-	/* Deferred cancellation (shim/pthread_cancel.c): a wait begun with
-	 * intr_begin_cancel is also ended by pthread_cancel; cancel_req (a
-	 * request not yet seen by such a wait, jlock-guarded) and
-	 * cancel_hit (it ended one) tell the wait to act on it. */
+	/* Cancellation (shim/pthread_cancel.c): a wait begun with
+	 * intr_begin_cancel or cancel_begin ends when a cancel request is
+	 * due (glibc's word in the TCB says so), at once if it already is;
+	 * cancel_hit says it ended so. cancel_syscall: in a raw system call
+	 * that is a cancellation point (SYS_CANCEL), which pthread_cancel
+	 * interrupts. */
 	bool cancel_ok;
-	bool cancel_req;
 	bool cancel_hit;
+	_Atomic bool cancel_syscall;
 
 	/* Wired to an M (wire.h): its own thread values, jlock-guarded, and
 	 * the process-shared locks it holds (its TCB then has the M's tid;
@@ -292,6 +294,7 @@ stack_t thread_altstack(void);
 /* Signals as bits of the kernel's 64-bit sigset; SIGCANCEL and SIGSETXID
  * are glibc's own, which every thread must take and nobody may block. */
 #define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
+#define SIGCANCEL 32 /* __SIGRTMIN */
 static inline uint64_t sigbit(int sig)
 {
 	return (uint64_t)1 << (sig - 1);
@@ -299,9 +302,15 @@ static inline uint64_t sigbit(int sig)
 
 /* ---- gsignal.c: pthread_kill to a goroutine ---- */
 int gsignal_send(struct g *gp, int sig); /* 0 or errno */
-/* pthread_cancel asked gp to act: end its cancellable wait, if it is in
- * one, or make its next one end at once. */
-void gcancel_wake(struct g *gp);
+/* After glibc's pthread_cancel marked gp: get it to act. A goroutine in a
+ * cancellable wait, or in a raw cancellable system call, is woken; one
+ * that glibc meant to cancel asynchronously (inside one of glibc's
+ * cancellable calls, or of type PTHREAD_CANCEL_ASYNCHRONOUS) gets the
+ * SIGCANCEL glibc sent to its fake tid. */
+void gcancel(struct g *gp);
+/* A cancel request for gp is due now (never for the main goroutine:
+ * its unwind buffer is glibc's own, and unwinding there ends the M). */
+bool g_cancel_due(struct g *gp);
 /* On gp: raise what was kept for it and its mask lets through. */
 void gsignal_deliver(struct g *gp);
 /* The siginfo the kernel makes for a signal the process sends itself:
@@ -339,17 +348,21 @@ static inline void intr_begin(void)
 	}
 }
 /* The same for a wait that is a cancellation point and acts on a request
- * (intr_end then says ECANCEL_CALL: look at it, then wait on or start
- * over). */
+ * (intr_end then says ECANCEL_CALL: the request is due; act on it);
+ * cancel_begin for one that signals do not end (condvars, joins). */
 #define ECANCEL_CALL (-2)
-static inline void intr_begin_cancel(void)
+static inline void cancel_begin(void)
 {
 	struct g *gp = g_current;
-	intr_begin();
 	if (gp && !gp->is_g0) {
 		gp->cancel_ok = true;
 		gp->cancel_hit = false;
 	}
+}
+static inline void intr_begin_cancel(void)
+{
+	intr_begin();
+	cancel_begin();
 }
 static inline int intr_end(bool restart_ok)
 {
@@ -371,6 +384,9 @@ static inline int intr_end(bool restart_ok)
 /* ---- sigroute.c: the program's handlers; process signals ---- */
 int sigroute_sigaction(int sig, const struct sigaction *act,
 		       struct sigaction *old); /* 0 or errno */
+/* After glibc's pthread_cancel: put goshim's handler in front of the
+ * SIGCANCEL handler glibc installed (once). */
+void sigroute_adopt_sigcancel(void);
 /* A runtime context (g0) took sig: sysmon hands it on. Signal-safe. */
 void sigroute_note(int sig);
 /* sysmon: hand the signals a runtime context took to goroutines. */

@@ -95,8 +95,10 @@ int sigroute_sigaction(int sig, const struct sigaction *act,
 	struct sigaction cur, kact;
 	int err = 0;
 
-	if (sig < 1 || sig > NSIG_KERNEL)
-		return EINVAL; /* the kernel's answer, not a crash */
+	/* The kernel's answer, not a crash; glibc's own two are refused
+	 * as glibc refuses them. */
+	if (sig < 1 || sig > NSIG_KERNEL || (sigbit(sig) & SIG_GLIBC_INTERNAL))
+		return EINVAL;
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, 8);
 	spin_lock(&prog.lock);
 	if (!(atomic_load(&prog.known) & sigbit(sig))) {
@@ -139,6 +141,53 @@ int sigroute_sigaction(int sig, const struct sigaction *act,
 	if (err == 0 && old)
 		*old = cur;
 	return err;
+}
+
+/*
+ * glibc installs its SIGCANCEL handler itself (not through sigaction) the
+ * first time pthread_cancel runs, and aims the signal at a fake tid when
+ * the target is a goroutine (gcancel sends it instead). From then on
+ * goshim's handler stands in front of glibc's as it does for the
+ * program's: glibc's runs only on the goroutine it is for, and only where
+ * it may unwind (user code, or a system call, left first). Without
+ * SA_RESTART: a raw cancellable call (SYS_CANCEL) must see EINTR.
+ */
+void sigroute_adopt_sigcancel(void)
+{
+	static _Atomic bool adopted;
+	struct {
+		uintptr_t handler;
+		unsigned long flags;
+		uintptr_t restorer;
+		uint64_t mask;
+	} k;
+	uint64_t all = ~(uint64_t)0, saved;
+
+	if (atomic_load_explicit(&adopted, memory_order_acquire))
+		return;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, 8);
+	spin_lock(&prog.lock);
+	if (!atomic_load(&adopted) &&
+	    SYS4(SYS_rt_sigaction, SIGCANCEL, NULL, &k, 8) == 0 &&
+	    k.handler > (uintptr_t)SIG_IGN &&
+	    k.handler != (uintptr_t)sig_trampoline) {
+		struct sigaction glibc = { .sa_flags = (int)k.flags };
+		glibc.sa_sigaction = (void (*)(int, siginfo_t *, void *))
+			k.handler;
+		memcpy(&glibc.sa_mask, &k.mask, sizeof k.mask);
+#ifdef SA_RESTORER
+		glibc.sa_restorer = (void (*)(void))k.restorer;
+#endif
+		prog_store(SIGCANCEL, &glibc);
+		k.handler = (uintptr_t)sig_trampoline;
+		k.flags = (k.flags | SA_SIGINFO) & ~(unsigned long)SA_RESTART;
+		if (SYS4(SYS_rt_sigaction, SIGCANCEL, &k, NULL, 8) != 0)
+			runtime_throw("sigroute: cannot stand in front of "
+				      "glibc's SIGCANCEL handler");
+		atomic_store_explicit(&adopted, true, memory_order_release);
+	}
+	spin_unlock(&prog.lock);
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, 8);
 }
 
 /* SA_RESETHAND, which the kernel cannot do for us: the next one is the
@@ -225,7 +274,9 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 	if (gsignal_misdirected(sig, si)) {
 		/* handed back to the goroutine it was sent for */
 	} else if (gp && gp->is_g0 && !synchronous(sig, si)) {
-		sigroute_note(sig);
+		/* SIGCANCEL is for one thread, never routed to another. */
+		if (sig != SIGCANCEL)
+			sigroute_note(sig);
 	} else if (gp && !gp->is_g0 && gp->m) {
 		switch (atomic_load(&gp->m->pstate)) {
 		case MP_USER:

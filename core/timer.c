@@ -388,19 +388,19 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 	unlock(lock);
 	if (w->g) {
 		struct g *gp = w->g;
-		bool intr = gp->intr_ok;
-		/* A signal may end this wait (gsignal_interrupt) while it is
-		 * published here; never once it returned. */
+		bool intr = gp->intr_ok || gp->cancel_ok;
+		/* A signal or a cancel may end this wait (gsignal_interrupt,
+		 * gcancel_wake) while it is published here; never once it
+		 * returned. */
 		if (intr) {
 			spin_lock(&gp->jlock);
-			/* A cancel request that came before this wait ends it
-			 * now, unless a wakeup claimed it already. */
+			/* A cancel request due before this wait ends it now,
+			 * unless a wakeup claimed it already. */
 			uint32_t st = W_WAITING;
-			bool cancel = gp->cancel_ok && gp->cancel_req &&
+			bool cancel = gp->cancel_ok && g_cancel_due(gp) &&
 				      atomic_compare_exchange_strong(
 					      &w->state, &st, W_TIMEDOUT);
 			if (cancel) {
-				gp->cancel_req = false;
 				gp->cancel_hit = true;
 			} else {
 				gp->intr_w = w;

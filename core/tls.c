@@ -48,6 +48,7 @@
 #define OFF_ROBUST_PREV 0x2d8
 #define OFF_ROBUST_HEAD 0x2e0 /* list, futex_offset, list_op_pending */
 #define OFF_CLEANUP_JMP_BUF 0x300
+#define OFF_CANCELHANDLING 0x308
 #define OFF_SPECIFIC_1STBLOCK 0x310
 #define OFF_SPECIFIC0 0x510
 #define OFF_SPECIFIC_END 0x610 /* end of specific[32] */
@@ -169,6 +170,22 @@ struct probe {
 	pid_t tid;
 };
 
+/* glibc's cancel state and type show as their bits in cancelhandling. */
+static bool cancel_bits_seen(char *tp)
+{
+	int old, st, ty;
+	bool ok = AT(tp, OFF_CANCELHANDLING, int) == 0;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	st = AT(tp, OFF_CANCELHANDLING, int);
+	pthread_setcancelstate(old, &old);
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
+	ty = AT(tp, OFF_CANCELHANDLING, int);
+	pthread_setcanceltype(old, &old);
+	return ok && st == TLS_CANCELSTATE_DISABLE && ty == TLS_CANCELTYPE_ASYNC &&
+	       AT(tp, OFF_CANCELHANDLING, int) == 0;
+}
+
 /* Runs on a real glibc thread: the fields start_thread fills in. */
 static void *probe_thread(void *arg)
 {
@@ -199,6 +216,8 @@ static void *probe_thread(void *arg)
 		pr->why = "cleanup_jmp_buf offset";
 	else if (AT(tp, OFF_SPECIFIC0, char *) != tp + OFF_SPECIFIC_1STBLOCK)
 		pr->why = "specific block offset";
+	else if (!cancel_bits_seen(tp))
+		pr->why = "cancelhandling offset";
 	return NULL;
 }
 
@@ -447,6 +466,7 @@ unsigned long tls_pointer_guard(void *tcb)
 }
 
 const ptrdiff_t tls_off_tid = OFF_TID;
+const ptrdiff_t tls_off_cancelhandling = OFF_CANCELHANDLING;
 
 struct dlopen_scan {
 	char *tp;

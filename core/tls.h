@@ -5,6 +5,7 @@
 #ifndef GOSHIM_TLS_H
 #define GOSHIM_TLS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -69,6 +70,31 @@ static inline pid_t tls_tid(void *tcb)
 static inline void tls_set_tid(void *tcb, pid_t tid)
 {
 	*(pid_t *)((char *)tcb + tls_off_tid) = tid;
+}
+
+/* glibc's cancellation word (struct pthread's cancelhandling, checked at
+ * start-up) and its bits: pthread_cancel, pthread_setcancelstate and
+ * pthread_setcanceltype work on it, and goshim reads it to know when a
+ * goroutine's wait must end (deferred) or glibc's signal did not reach it
+ * (asynchronous: glibc aims SIGCANCEL at the goroutine's fake tid). */
+#define TLS_CANCELSTATE_DISABLE 0x01
+#define TLS_CANCELTYPE_ASYNC 0x02
+#define TLS_CANCELING 0x04
+#define TLS_CANCELED 0x08
+#define TLS_EXITING 0x10
+#define TLS_TERMINATED 0x20
+extern const ptrdiff_t tls_off_cancelhandling;
+static inline _Atomic int *tls_cancelhandling(void *tcb)
+{
+	return (_Atomic int *)((char *)tcb + tls_off_cancelhandling);
+}
+/* pthread_testcancel would act: cancelled, enabled, not yet exiting. */
+static inline bool tls_cancel_due(void *tcb)
+{
+	int ch = atomic_load_explicit(tls_cancelhandling(tcb),
+				      memory_order_relaxed);
+	return (ch & (TLS_CANCELSTATE_DISABLE | TLS_CANCELED | TLS_EXITING |
+		      TLS_TERMINATED)) == TLS_CANCELED;
 }
 
 /* The TCB's robust mutex list head (glibc's, for set_robust_list). */

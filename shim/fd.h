@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include "../core/netpoll.h"
 #include "../core/sys.h"
+#include "../core/tls.h"
 #include "shim.h"
 
 /* The runtime runs: fds are tracked. */
@@ -63,10 +64,22 @@ static inline long fd_ret(long r)
 
 /* netpoll_wait said EINTR, and the call starts over instead: every
  * handler that ran had SA_RESTART and no socket timeout bounds the call
- * (signal(7)). */
+ * (signal(7)). ECANCELED acts on the cancel here: a caller that holds
+ * something looks at it first. */
 static inline bool fd_restart(int e, int64_t deadline)
 {
+	if (e == ECANCELED)
+		shim_testcancel();
 	return e == EINTR && getg()->intr_restart && deadline < 0;
+}
+
+/* A call that is a cancellation point starts: a request already due acts
+ * now, whether or not the call will wait, as glibc's would. */
+static inline void fd_cancel_point(void)
+{
+	struct g *gp = g_current;
+	if (gp && !gp->is_g0 && __builtin_expect(tls_cancel_due(gp->tcb), 0))
+		shim_testcancel();
 }
 
 /* The program made fd non-blocking itself (O_NONBLOCK, SOCK_NONBLOCK). */

@@ -38,6 +38,7 @@ static long rw_call(int fd, const struct iovec *iov, int iovcnt, bool write,
 
 long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write)
 {
+	fd_cancel_point();
 	for (;;) {
 		struct netpoll_req r;
 		netpoll_arm(&r, fd, write ? NP_WRITE : NP_READ);
@@ -54,7 +55,7 @@ long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write)
 		}
 		int e = netpoll_wait(&r, 1, -1);
 		if (e == EPERM)
-			return IN_SYSCALL(rw_call(fd, iov, iovcnt, write, 0));
+			return SYS_CANCEL(rw_call(fd, iov, iovcnt, write, 0));
 		if (e && !fd_restart(e, -1))
 			return -e;
 	}

@@ -174,9 +174,13 @@ static long transfer_once(struct fd_op *op)
 			return n;
 		int e = netpoll_wait(&r, 1, op_deadline(op, mode));
 		if (e == EPERM)
-			return IN_SYSCALL(op_call(op, false));
+			return SYS_CANCEL(op_call(op, false));
 		if (e == ETIMEDOUT)
 			return -EAGAIN;
+		if (e == ECANCELED) {
+			free(op->copy); /* fd_transfer's: it unwinds */
+			op->copy = NULL;
+		}
 		if (e && !fd_restart(e, op->deadline))
 			return -e;
 	}
@@ -228,6 +232,7 @@ long fd_transfer(struct fd_op *op, bool all)
 	size_t total = 0, done = 0;
 	long n;
 
+	fd_cancel_point();
 	/* A count the kernel refuses: let it say so, once. */
 	if (op->iovcnt < 0 || op->iovcnt > IOV_MAX)
 		all = false;

@@ -51,7 +51,7 @@ static long recv_batch(int fd, struct mmsghdr *v, unsigned n, int flags)
 			deadline = fd_sock_deadline(fd, SO_RCVTIMEO);
 		int e = netpoll_wait(&r, 1, deadline);
 		if (e == EPERM)
-			return IN_SYSCALL(SYS6(SYS_recvmmsg, fd, v, n, flags,
+			return SYS_CANCEL(SYS6(SYS_recvmmsg, fd, v, n, flags,
 					       NULL, 0));
 		if (e == ETIMEDOUT)
 			return -EAGAIN;
@@ -87,6 +87,7 @@ GOSHIM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 		deadline = nanotime() + timeout->tv_sec * 1000000000 +
 			   timeout->tv_nsec;
 	}
+	fd_cancel_point();
 	if (vlen > UIO_MAXIOV)
 		vlen = UIO_MAXIOV;
 	flags &= ~MSG_WAITFORONE;
@@ -160,6 +161,7 @@ GOSHIM_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 		return (int)FD_NEXT(sendmmsg,
 				    SYS4(SYS_sendmmsg, fd, v, vlen, flags), fd,
 				    v, vlen, flags);
+	fd_cancel_point();
 	if (vlen > UIO_MAXIOV)
 		vlen = UIO_MAXIOV;
 	while (done < vlen) {
@@ -187,7 +189,7 @@ GOSHIM_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 			deadline = fd_sock_deadline(fd, SO_SNDTIMEO);
 		int e = netpoll_wait(&req, 1, deadline);
 		if (e == EPERM) {
-			r = IN_SYSCALL(SYS4(SYS_sendmmsg, fd, v + done,
+			r = SYS_CANCEL(SYS4(SYS_sendmmsg, fd, v + done,
 					    vlen - done, flags));
 			if (r > 0)
 				done += (unsigned)r;

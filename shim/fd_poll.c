@@ -62,6 +62,9 @@ static long wait_loop(look_fn look, void *arg, struct netpoll_req *reqs,
 			*native = true;
 			return 0;
 		}
+		/* The caller frees what it holds, then acts (cancelled). */
+		if (e == ECANCELED)
+			return -ECANCELED;
 		/* A handler ran: what is ready wins, else EINTR (the poll
 		 * family never restarts). */
 		if (e == EINTR) {
@@ -172,6 +175,7 @@ static long poll_park(struct pollfd *fds, nfds_t n, int64_t deadline,
 	bool native;
 	long r;
 
+	fd_cancel_point();
 	/* The first look also checks the arguments. */
 	r = poll_look(&a);
 	if (r != 0)
@@ -186,8 +190,10 @@ static long poll_park(struct pollfd *fds, nfds_t n, int64_t deadline,
 	r = wait_loop(poll_look, &a, reqs, (int)n, deadline, &native);
 	if (reqs != few)
 		free(reqs);
+	if (r == -ECANCELED)
+		shim_testcancel();
 	if (native)
-		r = IN_SYSCALL(SYS6(SYS_ppoll, fds, n, time_left(&ts, deadline),
+		r = SYS_CANCEL(SYS6(SYS_ppoll, fds, n, time_left(&ts, deadline),
 				    mask, SIGSET_BYTES, 0));
 	return r;
 }
@@ -334,6 +340,7 @@ static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 	long r;
 	int n = 0;
 
+	fd_cancel_point();
 	if (nfds > FD_SETSIZE) {
 		int max = fd_table_size();
 		if (max < 0)
@@ -390,10 +397,12 @@ static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 out:
 	if (sets != few_sets[0])
 		free(sets);
+	if (r == -ECANCELED)
+		shim_testcancel();
 	if (!native)
 		return r;
 blocking:
-	return IN_SYSCALL(SYS6(SYS_pselect6, nfds, rd, wr, ex,
+	return SYS_CANCEL(SYS6(SYS_pselect6, nfds, rd, wr, ex,
 			       time_left(&ts, deadline), a.mask));
 }
 
@@ -499,12 +508,15 @@ static long epoll_park(int epfd, struct epoll_event *ev, int max,
 	bool native;
 	long r;
 
+	fd_cancel_point();
 	r = epoll_look(&a);
 	if (r != 0)
 		return r;
 	r = wait_loop(epoll_look, &a, &req, 1, deadline, &native);
+	if (r == -ECANCELED)
+		shim_testcancel();
 	if (native)
-		r = IN_SYSCALL(epoll_block(&a, deadline));
+		r = SYS_CANCEL(epoll_block(&a, deadline));
 	return r;
 }
 

@@ -163,6 +163,7 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 				    SYS4(SYS_accept4, fd, addr.__sockaddr__,
 					 len, flags),
 				    fd, addr, len, flags);
+	fd_cancel_point();
 	/* Asked before the turn is taken: the turn is part of the wait. */
 	deadline = fd_sock_deadline(fd, SO_RCVTIMEO);
 	netpoll_arm(&r, fd, NP_READ);
@@ -170,7 +171,8 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 	if (e == ETIMEDOUT)
 		return (int)fd_ret(-EAGAIN);
 	for (;;) {
-		if (fd_restart(e, deadline))
+		/* Cancelled: acted on once the turn is given up. */
+		if (e != ECANCELED && fd_restart(e, deadline))
 			e = 0;
 		if (e) {
 			n = e == ETIMEDOUT ? -EAGAIN : -e;
@@ -185,13 +187,21 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 		 * with: accept (nobody else here accepts meanwhile). */
 		if (ready || fd_nonblocking(fd) ||
 		    (e = netpoll_wait(&r, 1, deadline)) == EPERM) {
-			n = IN_SYSCALL(SYS4(SYS_accept4, fd, addr.__sockaddr__,
-					    len, flags));
+			struct g *gp = cancel_syscall_enter();
+			n = gp && g_cancel_due(gp)
+				    ? -EINTR
+				    : SYS4(SYS_accept4, fd, addr.__sockaddr__,
+					   len, flags);
+			cancel_syscall_exit(gp);
+			if (n == -EINTR && gp && g_cancel_due(gp))
+				n = -ECANCELED;
 			break;
 		}
 		netpoll_arm(&r, fd, NP_READ);
 	}
 	fd_serial_unlock(&r);
+	if (n == -ECANCELED)
+		shim_testcancel();
 	if (n >= 0)
 		learn_socket((int)n, fd_socktype(fd));
 	return (int)fd_ret(n);
@@ -228,6 +238,7 @@ GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 				    SYS3(SYS_connect, fd, addr.__sockaddr__,
 					 len),
 				    fd, addr, len);
+	fd_cancel_point();
 	if (fd_nonblocking(fd))
 		return real.connect(fd, addr, len);
 	if (!fd_ours(fd))
@@ -246,7 +257,7 @@ GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 		if (n == 0) {
 			int e = netpoll_wait(&r, 1, deadline);
 			if (e == EPERM)
-				n = IN_SYSCALL(fd_ready(fd, POLLOUT, true));
+				n = SYS_CANCEL(fd_ready(fd, POLLOUT, true));
 			else if (e == ETIMEDOUT)
 				n = -EINPROGRESS;
 			else if (e && !fd_restart(e, deadline))

@@ -67,16 +67,25 @@ static int64_t sides_deadline(const struct side *s, int n)
 	return d;
 }
 
+/* The call made blocking, under entersyscall; in glibc every one of
+ * these but sendfile is a cancellation point. */
+static long move_blocking(move_fn call, void *args, bool cancel)
+{
+	return cancel ? SYS_CANCEL(call(args, 0)) : IN_SYSCALL(call(args, 0));
+}
+
 /* Do the call as the blocking one would, for a goroutine; own: the
  * program passed SPLICE_F_NONBLOCK. */
 static long move(struct side *all, int nall, move_fn call, void *args,
-		 bool own)
+		 bool own, bool cancel)
 {
 	struct side s[2];
 	struct netpoll_req reqs[2];
 	int64_t deadline = FD_DEADLINE_UNKNOWN;
 	int n = 0;
 
+	if (cancel)
+		fd_cancel_point();
 	for (int i = 0; i < nall; i++) {
 		enum fd_kind k = fd_kind(all[i].fd);
 		if (k == FD_PIPE || k == FD_SOCKET) {
@@ -87,7 +96,7 @@ static long move(struct side *all, int nall, move_fn call, void *args,
 		}
 	}
 	if (n == 0)
-		return IN_SYSCALL(call(args, 0));
+		return move_blocking(call, args, cancel);
 	for (;;) {
 		bool wait = false;
 		long r;
@@ -106,9 +115,10 @@ static long move(struct side *all, int nall, move_fn call, void *args,
 		}
 		if (deadline == FD_DEADLINE_UNKNOWN)
 			deadline = sides_deadline(s, n);
-		e = netpoll_wait(reqs, n, deadline);
+		e = cancel ? netpoll_wait(reqs, n, deadline)
+			   : netpoll_wait_nocancel(reqs, n, deadline);
 		if (e == EPERM)
-			return IN_SYSCALL(call(args, 0));
+			return move_blocking(call, args, cancel);
 		if (e == ETIMEDOUT)
 			return -EAGAIN;
 		if (e && !fd_restart(e, deadline))
@@ -144,7 +154,8 @@ GOSHIM_EXPORT ssize_t splice(int in, loff_t *off_in, int out,
 	if (!fd_parks())
 		return FD_NEXT(splice, do_splice(&a, 0), in, off_in, out,
 			       off_out, len, flags);
-	return fd_ret(move(s, 2, do_splice, &a, flags & SPLICE_F_NONBLOCK));
+	return fd_ret(move(s, 2, do_splice, &a, flags & SPLICE_F_NONBLOCK,
+			   true));
 }
 
 /* ---- tee ---------------------------------------------------------------- */
@@ -169,7 +180,7 @@ GOSHIM_EXPORT ssize_t tee(int in, int out, size_t len, unsigned flags)
 
 	if (!fd_parks())
 		return FD_NEXT(tee, do_tee(&a, 0), in, out, len, flags);
-	return fd_ret(move(s, 2, do_tee, &a, flags & SPLICE_F_NONBLOCK));
+	return fd_ret(move(s, 2, do_tee, &a, flags & SPLICE_F_NONBLOCK, true));
 }
 
 /* ---- vmsplice ----------------------------------------------------------- */
@@ -204,7 +215,8 @@ GOSHIM_EXPORT ssize_t vmsplice(int fd, const struct iovec *iov, size_t n,
 			  .events = (acc & O_ACCMODE) == O_RDONLY ? POLLIN
 								  : POLLOUT,
 			  .flag = true };
-	return fd_ret(move(&s, 1, do_vmsplice, &a, flags & SPLICE_F_NONBLOCK));
+	return fd_ret(move(&s, 1, do_vmsplice, &a, flags & SPLICE_F_NONBLOCK,
+			   true));
 }
 
 /* ---- sendfile ----------------------------------------------------------- */
@@ -231,7 +243,7 @@ GOSHIM_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 	if (!fd_parks())
 		return FD_NEXT(sendfile, do_sendfile(&a, 0), out, in, off,
 			       count);
-	return fd_ret(move(s, 2, do_sendfile, &a, false));
+	return fd_ret(move(s, 2, do_sendfile, &a, false, false));
 }
 
 GOSHIM_EXPORT ssize_t sendfile64(int out, int in, off_t *off, size_t count)

@@ -1,36 +1,35 @@
 /*
- * pthread_cancel.c: deferred cancellation of a goroutine.
+ * pthread_cancel.c: cancellation of goroutines.
  *
- * glibc keeps a thread's cancel state, type and pending request in its
- * TCB, and every goroutine has a TCB of its own: glibc's pthread_cancel
- * marks the goroutine, and pthread_setcancelstate, pthread_setcanceltype,
+ * glibc keeps a thread's cancel state, type and request in its TCB, and
+ * every goroutine has a TCB of its own: glibc's pthread_cancel marks the
+ * goroutine, and pthread_setcancelstate, pthread_setcanceltype,
  * pthread_testcancel and glibc's own cancellation points work as they
- * are. Acting on the request unwinds the stack (cleanup handlers, C++
+ * are. Acting on a request unwinds the stack (cleanup handlers, C++
  * destructors) to g_entry's buffer, as pthread_exit does, and the joiner
- * gets PTHREAD_CANCELED (g_entry's retval until pthread_exit or a return
- * sets it). What glibc cannot do is end a wait goshim parks the goroutine
- * in: here pthread_cancel also ends the target's cancellable wait (sleeps
- * and sem_wait; see intr_begin_cancel), or makes its next one end at
- * once, and that wait calls shim_testcancel before waiting on. Not yet: condvar, join and fd waits (they go on until they
- * end by themselves), asynchronous cancellation (glibc's signal goes to
- * the goroutine's fake tid), cancelling the main goroutine.
+ * gets PTHREAD_CANCELED.
+ *
+ * What glibc cannot do alone is reach a goroutine that waits: glibc
+ * signals the thread, and a goroutine's tid is fake. So after glibc's
+ * pthread_cancel, gcancel (core/gsignal.c) ends the target's cancellable
+ * wait (sleeps, sem_wait, condvar and join waits, fd waits; each acts on
+ * a request that is due when it begins, too), interrupts a raw
+ * cancellable system call (SYS_CANCEL), and hands glibc's SIGCANCEL to a
+ * goroutine glibc meant to cancel asynchronously: inside one of glibc's
+ * own cancellable calls (run under entersyscall) or of type
+ * PTHREAD_CANCEL_ASYNCHRONOUS. The main goroutine is not cancelled: its
+ * unwind buffer is glibc's, and the unwind would end its M.
  */
+#include <errno.h>
 #include <pthread.h>
 #include "shim.h"
 
 void shim_testcancel(void)
 {
-	struct g *gp;
-
-	if (!on_goroutine())
-		return;
-	gp = getg();
-	/* main's unwind buffer is glibc's own, which would end the M. */
-	if (gp->is_main)
-		return;
 	/* If it acts, it unwinds to g_entry, whose retval says
 	 * PTHREAD_CANCELED. */
-	real.pthread_testcancel();
+	if (on_goroutine() && g_cancel_due(getg()))
+		real.pthread_testcancel();
 }
 
 GOSHIM_EXPORT int pthread_cancel(pthread_t t)
@@ -38,8 +37,13 @@ GOSHIM_EXPORT int pthread_cancel(pthread_t t)
 	struct g *gp = shim_thread(t);
 	int err = real.pthread_cancel(t);
 
-	if (err == 0 && gp && gp != getg())
-		gcancel_wake(gp);
+	/* glibc says ESRCH when its signal found no thread by the fake
+	 * tid: the request is marked all the same, and gcancel delivers. */
+	if ((err == 0 || err == ESRCH) && gp && gp != getg()) {
+		sigroute_adopt_sigcancel();
+		gcancel(gp);
+		err = 0;
+	}
 	return err;
 }
 

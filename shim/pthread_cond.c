@@ -40,8 +40,12 @@
  *
  * Process-shared conds are glibc's (they must work across processes; their
  * waits, and destroy, which waits for them, block the OS thread under
- * entersyscall, so not the P), and need a process-shared mutex. Thread
- * cancellation of a waiter is not supported.
+ * entersyscall, so not the P), and need a process-shared mutex.
+ *
+ * A wait is a cancellation point: pthread_cancel ends it as a timeout
+ * would (a signal that claimed the waiter first wins, so a cancelled
+ * waiter never swallows one), and the waiter acts once it holds the mutex
+ * again, so cleanup handlers run with it held.
  */
 #include <errno.h>
 #include <limits.h>
@@ -161,13 +165,17 @@ static int cond_wait(struct gcond *gc, pthread_mutex_t *m, clockid_t clk,
 	bool woken;
 	int ret = 0; /* read only when err is 0; gcc cannot tell under ASan */
 
+	bool cancelled = false;
+
 	atomic_fetch_add(&gc->refs, 2);
 	notify_enqueue(&w, &gc->wait);
 	int err = mutex_cond_unlock(m);
 	if (!err) {
+		cancel_begin();
 		ret = notify_wait(&w,
 				  abstime ? shim_deadline(clk, abstime) : -1,
 				  "cond");
+		cancelled = intr_end(false) == ECANCEL_CALL;
 		woken = ret == 0;
 	} else {
 		/* It never waited: a signal that reached it goes on to
@@ -186,6 +194,12 @@ static int cond_wait(struct gcond *gc, pthread_mutex_t *m, clockid_t clk,
 		err = mutex_cond_lock(m);
 	if (pass_on)
 		notify_wake_granted(&gc->wait, notify, 1);
+	/* Cancelled, it consumed no signal (the cancel claimed the wait):
+	 * it acts with the mutex held again, as POSIX asks. */
+	if (cancelled && !err) {
+		shim_testcancel();
+		ret = 0; /* not reached */
+	}
 	return err ? err : ret;
 }
 

@@ -7,12 +7,23 @@
 #include <time.h>
 #include "shim.h"
 
+/* A cancel that ends the wait is acted on here, with the target left
+ * joinable (glibc's join unregisters itself the same way). */
+static int join(struct g *gp, void **ret, int64_t deadline)
+{
+	int err;
+
+	while ((err = go_join(gp, ret, false, deadline)) == ECANCELED)
+		shim_testcancel();
+	return err;
+}
+
 GOSHIM_EXPORT int pthread_join(pthread_t t, void **ret)
 {
 	struct g *gp = shim_thread(t);
 	if (gp == NULL)
 		return real.pthread_join(t, ret);
-	return go_join(gp, ret, false, -1);
+	return join(gp, ret, -1);
 }
 
 GOSHIM_EXPORT int pthread_tryjoin_np(pthread_t t, void **ret)
@@ -32,10 +43,10 @@ GOSHIM_EXPORT int pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clk,
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
 		return EINVAL;
 	if (abstime == NULL)
-		return go_join(gp, ret, false, -1);
+		return join(gp, ret, -1);
 	if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
 		return EINVAL;
-	return go_join(gp, ret, false, shim_deadline(clk, abstime));
+	return join(gp, ret, shim_deadline(clk, abstime));
 }
 
 GOSHIM_EXPORT int pthread_timedjoin_np(pthread_t t, void **ret,

@@ -107,16 +107,23 @@ static int set_bits(const sigset_t *set, uint64_t *bits)
 }
 
 /* A signal sent to this M for another goroutine (gsignal.c) goes back to
- * it, and the wait goes on. */
+ * it, and the wait goes on. A cancellation point: ECANCELED when a
+ * cancel ended it, for the caller to act on once it has undone its
+ * state. */
 static int sys_wait(const sigset_t *set, siginfo_t *si,
 		    const struct timespec *t)
 {
 	siginfo_t got;
+	struct g *gp;
 	long r;
 
-	do
-		r = IN_SYSCALL(SYS4(SYS_rt_sigtimedwait, set, &got, t, 8));
-	while (r > 0 && on_goroutine() && gsignal_misdirected((int)r, &got));
+	do {
+		gp = cancel_syscall_enter();
+		r = SYS4(SYS_rt_sigtimedwait, set, &got, t, 8);
+		cancel_syscall_exit(gp);
+	} while (r > 0 && gp && gsignal_misdirected((int)r, &got));
+	if (r == -EINTR && gp && g_cancel_due(gp))
+		r = -ECANCELED;
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -139,6 +146,7 @@ GOSHIM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *si,
 
 	if (!shim_active() || !on_goroutine())
 		return sys_wait(set, si, t);
+	shim_testcancel();
 	if (set_bits(set, &bits) < 0)
 		return -1;
 	int sig = take_kept(bits, si);
@@ -150,6 +158,8 @@ GOSHIM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *si,
 	int r = sig ? sig : sys_wait(set, si, t);
 	int e = errno;
 	atomic_store(&gp->sigwait_set, 0);
+	if (r < 0 && e == ECANCELED)
+		shim_testcancel();
 	errno = e;
 	return r;
 }
@@ -187,6 +197,7 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	 * lets through is sent to this M, where the kernel takes it. Set
 	 * before looking for kept signals: a sender keeps one only while
 	 * the goroutine's mask blocks it (gsignal.c looks after adding). */
+	shim_testcancel();
 	uint64_t keep = gp->sigmask, tmp = bits & ~SIG_GLIBC_INTERNAL;
 	gp->sigmask = tmp;
 	atomic_thread_fence(memory_order_seq_cst);
@@ -200,7 +211,9 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 		r = -EINTR;
 	} else {
-		r = IN_SYSCALL(SYS2(SYS_rt_sigsuspend, set, 8));
+		cancel_syscall_enter();
+		r = SYS2(SYS_rt_sigsuspend, set, 8);
+		cancel_syscall_exit(gp);
 	}
 	gp->sigmask = keep;
 	/* Kept while the temporary mask blocked them: raised now, for the
@@ -208,6 +221,8 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	 * would have held them pending). */
 	if (atomic_load(&gp->sigpending) & ~keep)
 		gsignal_deliver(gp);
+	/* A cancellation point: pthread_cancel's signal ended it. */
+	shim_testcancel();
 	errno = (int)-r;
 	return -1;
 }

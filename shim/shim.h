@@ -62,6 +62,42 @@ static inline struct g *shim_thread(pthread_t t)
 		r_;                                \
 	})
 
+/*
+ * A raw system call that is a cancellation point (glibc's would be), run
+ * under entersyscall: a cancel request already due acts first, and one
+ * made during the call interrupts it (gcancel sends SIGCANCEL; sysmon
+ * again while the call goes on): its EINTR acts once the call is left.
+ * A caller with something to undo first uses the two halves and looks at
+ * g_cancel_due after an EINTR.
+ */
+static inline struct g *cancel_syscall_enter(void)
+{
+	struct g *gp = on_goroutine() ? getg() : NULL;
+
+	if (gp) {
+		atomic_store(&gp->cancel_syscall, true);
+		entersyscall();
+	}
+	return gp;
+}
+static inline void cancel_syscall_exit(struct g *gp)
+{
+	if (gp) {
+		exitsyscall();
+		atomic_store(&gp->cancel_syscall, false);
+	}
+}
+#define SYS_CANCEL(call)                                   \
+	({                                                 \
+		shim_testcancel();                         \
+		struct g *cg_ = cancel_syscall_enter();    \
+		long cr_ = (call);                         \
+		cancel_syscall_exit(cg_);                  \
+		if (cr_ == -EINTR)                         \
+			shim_testcancel();                 \
+		cr_;                                       \
+	})
+
 /* Monotonic deadline (ns) from an absolute time on clock clk. */
 int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);
 
