@@ -104,7 +104,8 @@ fi
 # Settings of this script, not of goshim (which reports unknown GOSHIM_
 # settings): the programs do not see them.
 export -n GOSHIM_TEST_FILTER GOSHIM_TEST_PRELOAD GOSHIM_TEST_WRAP \
-	GOSHIM_TEST_SLOW GOSHIM_TEST_EXCLUDE GOSHIM_TEST_SHIM_BOUNDS
+	GOSHIM_TEST_SLOW GOSHIM_TEST_EXCLUDE GOSHIM_TEST_SHIM_BOUNDS \
+	GOSHIM_TEST_NATIVE_CACHE
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/run-progs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
