@@ -58,11 +58,15 @@
 static struct note wake;
 
 /* Go 1.25: GOMAXPROCS follows the CPU affinity and the cgroup quota,
- * read again every second, unless the environment sets it. */
+ * read again every second, unless the environment sets it. The first
+ * read is start-up's (sched_init): not again at sysmon's first tick,
+ * where its files would take fd numbers while main() makes its first. */
 static void gomaxprocs_follow(int64_t now)
 {
 	static int64_t last;
 
+	if (last == 0)
+		last = now;
 	if (now - last < 1000000000 || getenv("GOMAXPROCS"))
 		return;
 	last = now;
