@@ -2,7 +2,10 @@
  * netpoll.c: goroutines waiting for fds (Go's netpoll.go and
  * netpoll_epoll.go), and the table of what goshim knows of each fd.
  *
- * One epoll instance, edge-triggered, made on the first wait. An fd is
+ * One epoll instance, edge-triggered, made at start-up (in a child of
+ * fork, on its first wait). It and its eventfd, like every fd of the
+ * runtime's own, sit high in the fd table and are hidden from the program
+ * (fd_runtime: see fd_runtime_open and fd_vacate). An fd is
  * added on its first wait, for everything at once (EPOLLIN|EPOLLOUT|
  * EPOLLRDHUP|EPOLLPRI|EPOLLET), and the epoll data carries its number and
  * its poll descriptor's sequence number. Every fd number has a poll descriptor (pd) in a table of chunks
@@ -54,12 +57,20 @@
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
+#include "trace.h"
 
 #define PD_CHUNK 512
 #define NEVENTS 128
 #define BREAK_DATA UINT64_MAX
 
-enum { PD_REGISTERED = 1, PD_OURS = 2, PD_LISTEN = 4, PD_NO_NOWAIT = 8 };
+/* PD_RUNTIME: one of the runtime's own fds (fd_runtime). */
+enum {
+	PD_REGISTERED = 1,
+	PD_OURS = 2,
+	PD_LISTEN = 4,
+	PD_NO_NOWAIT = 8,
+	PD_RUNTIME = 16,
+};
 
 struct pd {
 	struct spinlock lock;	 /* guards count, wait; writes of the rest */
@@ -84,6 +95,8 @@ static struct {
 	_Atomic bool blocked;	  /* an M blocks in netpoll_block */
 	_Atomic uint32_t wake_sig; /* a break is pending in efd */
 } np = { .epfd = -1, .efd = -1 };
+
+_Atomic int fd_runtime_min = INT_MAX, fd_runtime_end;
 
 /* ---- the fd table ------------------------------------------------------- */
 
@@ -320,29 +333,138 @@ void fd_copy(int from, int to)
 
 bool fd_runtime(int fd)
 {
-	return atomic_load(&np.up) &&
-	       (fd == atomic_load(&np.epfd) || fd == atomic_load(&np.efd));
+	struct pd *pd = pd_get(fd, false);
+	return pd && (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+		      PD_RUNTIME);
 }
 
-int fd_vacate(int fd)
+/* Under np.lock. No pd_reset reaches a marked fd: the program cannot
+ * make, close or dup onto its number without fd_vacate first. */
+static void runtime_mark(int fd)
 {
-	long n = 0;
+	struct pd *pd = pd_get(fd, true);
 
+	if (pd == NULL)
+		return; /* out of memory: the program sees it */
+	atomic_fetch_or(&pd->flags, PD_RUNTIME);
+	if (fd < atomic_load(&fd_runtime_min))
+		atomic_store(&fd_runtime_min, fd);
+	if (fd >= atomic_load(&fd_runtime_end))
+		atomic_store(&fd_runtime_end, fd + 1);
+}
+
+static void runtime_unmark(int fd)
+{
+	struct pd *pd = pd_get(fd, false);
+
+	if (pd)
+		atomic_fetch_and(&pd->flags, (uint8_t)~PD_RUNTIME);
+}
+
+/*
+ * A close-on-exec copy of fd high in the table, or -errno. The kernel
+ * gives the program the lowest free number, so the runtime's fds must sit
+ * where the program does not reach, or its open() would get other numbers
+ * than natively. F_DUPFD cannot go past the RLIMIT_NOFILE soft limit, and
+ * the kernel sizes a process's fd table to its highest open fd (copied
+ * at every fork), so a soft limit of a million must not put them there:
+ * the top is min(soft limit, 4096), a 32 KiB table, and only a program
+ * with more than 4080 fds open gets numbers that differ (it skips ours).
+ * The copy goes from 16 below the top (epoll, its eventfd, the trace and
+ * a file per M before the table grows), downward in halves when nothing
+ * is free from there to the soft limit.
+ */
+static long dup_high(int fd)
+{
+	struct rlimit rl;
+	long top = 4096, r = -EMFILE;
+
+	if (SYS4(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 &&
+	    rl.rlim_cur < (rlim_t)top)
+		top = (long)rl.rlim_cur;
+	for (long base = top - 16; r == -EMFILE && base > 2; base /= 2)
+		r = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
+	return r;
+}
+
+/* fd moved high (its old number closed), or fd itself if nothing is
+ * free up there. */
+static int move_high(int fd)
+{
+	long n = dup_high(fd);
+
+	if (n < 0)
+		return fd;
+	sys_close(fd);
+	return (int)n;
+}
+
+/* Opened under np.lock: a close_range closes around the runtime's fds,
+ * and this one is not marked before it is moved. */
+int fd_runtime_open(const char *path, int flags, int mode)
+{
+	int fd;
+
+	table(); /* not under np.lock, which making it takes */
 	rlock_lock(&np.lock);
-	if (fd_runtime(fd)) {
-		n = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
-		if (n >= 0 && fd == atomic_load(&np.epfd)) {
-			atomic_store(&np.epfd, (int)n);
-		} else if (n >= 0) {
-			atomic_store(&np.efd, (int)n);
-			/* Nobody may write the program's file by the old
-			 * number: wait out whoever read it before. */
-			while (atomic_load(&np.efd_users))
-				arch_cpu_relax();
-		}
+	fd = (int)SYS4(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
+	if (fd >= 0) {
+		fd = move_high(fd);
+		runtime_mark(fd);
 	}
 	rlock_unlock(&np.lock);
-	return n < 0 ? (int)-n : 0;
+	return fd;
+}
+
+void fd_runtime_close(int fd)
+{
+	rlock_lock(&np.lock);
+	if (fd_runtime(fd)) {
+		runtime_unmark(fd);
+		sys_close(fd);
+	}
+	rlock_unlock(&np.lock);
+}
+
+/* Under np.lock, so that no two move one fd. */
+int fd_vacate(int fd)
+{
+	int err = 0;
+	long n;
+
+	rlock_lock(&np.lock);
+	if (!fd_runtime(fd))
+		goto out;
+	if (fd != atomic_load(&np.epfd) && fd != atomic_load(&np.efd) &&
+	    !trace_fd_is(fd)) {
+		/* A file only read (an M's stat for sysmon): its owner finds
+		 * the program's file there and lets the number go. */
+		runtime_unmark(fd);
+		goto out;
+	}
+	n = dup_high(fd);
+	if (n < 0)
+		n = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
+	if (n < 0) {
+		err = (int)-n;
+		goto out;
+	}
+	runtime_mark((int)n);
+	if (fd == atomic_load(&np.epfd)) {
+		atomic_store(&np.epfd, (int)n);
+	} else if (fd == atomic_load(&np.efd)) {
+		atomic_store(&np.efd, (int)n);
+		/* Nobody may write the program's file by the old number: wait
+		 * out whoever read it before. */
+		while (atomic_load(&np.efd_users))
+			arch_cpu_relax();
+	} else {
+		trace_fd_set((int)n);
+	}
+	runtime_unmark(fd);
+out:
+	rlock_unlock(&np.lock);
+	return err;
 }
 
 bool fd_close(int fd)
@@ -357,40 +479,37 @@ bool fd_close(int fd)
 	return true;
 }
 
-/* Under np.lock, so the runtime's fds neither move (fd_vacate) nor are
- * made (poll_up) while the kernel closes the pieces between them. */
+/* Under np.lock, so the runtime's fds are neither made nor moved while
+ * the kernel closes the pieces between them. They are few and high: the
+ * look is at the chunks of the table that exist. */
 long fd_close_range(unsigned first, unsigned last)
 {
-	_Atomic(struct pd *) *tab;
-	unsigned at = first, keep[2];
-	int nkeep = 0;
+	_Atomic(struct pd *) *tab = table();
+	unsigned at = first;
 	long r = 0;
 
 	if (first > last)
 		return -EINVAL;
 	rlock_lock(&np.lock);
-	if (atomic_load(&np.up)) {
-		keep[0] = (unsigned)atomic_load(&np.epfd);
-		keep[1] = (unsigned)atomic_load(&np.efd);
-		if (keep[0] > keep[1]) {
-			unsigned t = keep[0];
-			keep[0] = keep[1];
-			keep[1] = t;
+	for (uint32_t c = first / PD_CHUNK; r == 0 && c < np.nchunks &&
+					    c <= last / PD_CHUNK;
+	     c++) {
+		struct pd *chunk = atomic_load_explicit(&tab[c],
+							memory_order_acquire);
+		for (uint32_t i = 0; chunk && r == 0 && i < PD_CHUNK; i++) {
+			uint32_t fd = c * PD_CHUNK + i;
+			if (fd < at || fd > last ||
+			    !(atomic_load(&chunk[i].flags) & PD_RUNTIME))
+				continue;
+			if (fd > at)
+				r = SYS3(SYS_close_range, at, fd - 1, 0);
+			at = fd + 1;
 		}
-		nkeep = 2;
-	}
-	for (int i = 0; i < nkeep && r == 0; i++) {
-		if (keep[i] < at || keep[i] > last)
-			continue;
-		if (keep[i] > at)
-			r = SYS3(SYS_close_range, at, keep[i] - 1, 0);
-		at = keep[i] + 1;
 	}
 	if (r == 0 && at <= last) /* fds are below INT_MAX: at never wraps */
 		r = SYS3(SYS_close_range, at, last, 0);
 	rlock_unlock(&np.lock);
-	tab = atomic_load_explicit(&np.tab, memory_order_acquire);
-	for (uint32_t c = first / PD_CHUNK; tab && r == 0 && c < np.nchunks &&
+	for (uint32_t c = first / PD_CHUNK; r == 0 && c < np.nchunks &&
 					    c <= last / PD_CHUNK;
 	     c++) {
 		struct pd *chunk = atomic_load_explicit(&tab[c],
@@ -469,21 +588,26 @@ void fd_serial_unlock(struct netpoll_req *r)
 /* ---- epoll -------------------------------------------------------------- */
 
 /* The child of fork shares the epoll instance with its parent: it closes
- * its copies and makes its own on its next wait. Every fd is forgotten:
- * its waiters are gone, and its lock may be held by a thread that is gone
- * too. */
+ * its copies and makes its own on its next wait. The runtime's other fds
+ * were the Ms' that are gone (or the trace's, which the child does not
+ * write): closed too. Every fd is forgotten: its waiters are gone, and
+ * its lock may be held by a thread that is gone too. */
 void netpoll_fork_child(void)
 {
 	_Atomic(struct pd *) *tab = atomic_load(&np.tab);
 
-	if (atomic_load(&np.up)) {
-		sys_close(np.epfd);
-		sys_close(np.efd);
+	for (uint32_t c = 0; tab && c < np.nchunks; c++) {
+		struct pd *chunk = atomic_load(&tab[c]);
+		for (uint32_t i = 0; chunk && i < PD_CHUNK; i++)
+			if (atomic_load(&chunk[i].flags) & PD_RUNTIME)
+				sys_close((int)(c * PD_CHUNK + i));
 	}
 	atomic_store(&np.epfd, -1);
 	atomic_store(&np.efd, -1);
 	atomic_store(&np.efd_users, 0);
 	atomic_store(&np.up, false);
+	atomic_store(&fd_runtime_min, INT_MAX);
+	atomic_store(&fd_runtime_end, 0);
 	atomic_store(&np.lock.key, 0);
 	atomic_store(&np.waiters, 0);
 	atomic_store(&np.blocked, false);
@@ -499,14 +623,25 @@ static bool poll_up(void)
 {
 	if (atomic_load_explicit(&np.up, memory_order_acquire))
 		return true;
+	table(); /* not under np.lock, which making it takes */
 	rlock_lock(&np.lock);
 	if (!atomic_load(&np.up)) {
-		int ep = (int)SYS1(SYS_epoll_create1, EPOLL_CLOEXEC);
-		int ef = (int)SYS2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+		/* Each is made at the lowest free number, then moved: a
+		 * program's open racing this gets the next number, not the
+		 * one it would natively (no call makes an fd at a chosen
+		 * number). */
+		int ep = (int)SYS1(SYS_epoll_create1, EPOLL_CLOEXEC), ef;
 		struct epoll_event ev = { .events = EPOLLIN,
 					  .data.u64 = BREAK_DATA };
+		if (ep >= 0)
+			ep = move_high(ep);
+		ef = (int)SYS2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (ef >= 0)
+			ef = move_high(ef);
 		if (ep >= 0 && ef >= 0 &&
 		    SYS4(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, ef, &ev) == 0) {
+			runtime_mark(ep);
+			runtime_mark(ef);
 			atomic_store(&np.epfd, ep);
 			atomic_store(&np.efd, ef);
 			atomic_store_explicit(&np.up, true,
@@ -521,6 +656,18 @@ static bool poll_up(void)
 	}
 	rlock_unlock(&np.lock);
 	return atomic_load(&np.up);
+}
+
+/* Made before main() rather than on the first wait: the fds are made at
+ * the lowest free numbers and then moved high, and with threads about
+ * the kernel grows the fd table for the move only after an RCU grace
+ * period (milliseconds), all the while holding a number the program's
+ * own open may want. With one thread, and nothing of the program's
+ * running yet, neither happens. A failure is tried again on the first
+ * wait. */
+void netpoll_init(void)
+{
+	poll_up();
 }
 
 /* epoll_ctl on the runtime's epoll fd, again if fd_vacate moved it
