@@ -365,19 +365,22 @@ static void runtime_unmark(int fd)
  * A close-on-exec copy of fd high in the table, or -errno. The kernel
  * gives the program the lowest free number, so the runtime's fds must sit
  * where the program does not reach, or its open() would get other numbers
- * than natively. F_DUPFD cannot go past the RLIMIT_NOFILE soft limit, and
- * the kernel sizes a process's fd table to its highest open fd (copied
- * at every fork), so a soft limit of a million must not put them there:
- * the top is min(soft limit, 4096), a 32 KiB table, and only a program
- * with more than 4080 fds open gets numbers that differ (it skips ours).
- * The copy goes from 16 below the top (epoll, its eventfd, the trace and
- * a file per M before the table grows), downward in halves when nothing
- * is free from there to the soft limit.
+ * than natively. But not high enough to grow the fd table, which the
+ * kernel sizes to the highest open fd: that would cost memory and its
+ * copy at every fork (a soft limit may be a million), change FDSize in
+ * /proc/self/status, and make select say EBADF for a set bit it ignores
+ * natively, beyond the table. Every table has at least 64 entries
+ * (BITS_PER_LONG), so the copy goes to the top 16 of those (epoll, its
+ * eventfd, the trace and sysmon's files), under the soft limit: only a
+ * program with 48 fds open gets numbers that differ (it skips ours), and
+ * its table grew anyway. Downward in halves when nothing is free from
+ * there to the soft limit. fd_hidden's one compare becomes a look at the
+ * pd for the program's fds from 48 up.
  */
 static long dup_high(int fd)
 {
 	struct rlimit rl;
-	long top = 4096, r = -EMFILE;
+	long top = 64, r = -EMFILE;
 
 	if (SYS4(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 &&
 	    rl.rlim_cur < (rlim_t)top)
@@ -659,12 +662,11 @@ static bool poll_up(void)
 }
 
 /* Made before main() rather than on the first wait: the fds are made at
- * the lowest free numbers and then moved high, and with threads about
- * the kernel grows the fd table for the move only after an RCU grace
- * period (milliseconds), all the while holding a number the program's
- * own open may want. With one thread, and nothing of the program's
- * running yet, neither happens. A failure is tried again on the first
- * wait. */
+ * the lowest free numbers and then moved high, holding for an instant a
+ * number the program's own open may want (and, should the move grow the
+ * fd table while threads run, for an RCU grace period: milliseconds).
+ * With one thread, and nothing of the program's running yet, that cannot
+ * happen. A failure is tried again on the first wait. */
 void netpoll_init(void)
 {
 	poll_up();

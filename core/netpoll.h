@@ -86,8 +86,8 @@ bool fd_runtime(int fd);
 extern _Atomic int fd_runtime_min, fd_runtime_end;
 /* fd is the runtime's, so not open as far as the program can tell: every
  * interposer that takes an fd asks first and says EBADF. The runtime's
- * fds sit high in the table, so for the program's own this is one
- * compare. */
+ * fds sit above the program's first 48, so for those this is one compare
+ * (and for the others a look at their pd). */
 static inline bool fd_hidden(int fd)
 {
 	return __builtin_expect(fd >= atomic_load_explicit(

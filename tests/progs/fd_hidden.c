@@ -10,9 +10,9 @@
 // - A daemon's "close every fd from 3 to the soft limit" closes exactly
 //   the program's own, and threads still exchange data over a new pipe
 //   and socketpair after it.
-// - dup2 onto the highest numbers of the table, and those below 4096
-//   (where goshim keeps its fds), works, the fds read as their pipe, and
-//   the threads still wake.
+// - dup2 onto every number up to 64 (goshim keeps its fds at the top of
+//   the fd table's first 64 entries) and onto the soft limit's top works,
+//   the fds read as their pipe, and the threads still wake.
 // goshim-test: shim-max-threads=GOMAXPROCS+4
 // goshim-test: timeout=60
 #include <errno.h>
@@ -31,7 +31,7 @@
 
 #define PAIRS 4
 #define MAXFD 65536
-#define NHIGH 49
+#define NHIGH 65
 
 static char mine[MAXFD]; /* the fds the program has open */
 static int bound;	 /* fds below this are looked at */
@@ -209,14 +209,13 @@ int main(void)
 	struct rlimit rl;
 	struct pair keep;
 	int fd, nclosed = 0, high[NHIGH], nhigh = 0, good = 0;
-	long soft, top;
+	long soft;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		die("getrlimit");
 	soft = rl.rlim_cur > 1 << 20 ? 1 << 20 : (long)rl.rlim_cur;
 	bound = soft < MAXFD ? (int)soft : MAXFD;
-	top = soft < 4096 ? soft : 4096;
 	for (fd = 0; fd < bound; fd++)
 		if (fcntl(fd, F_GETFD) >= 0)
 			mine[fd] = 1;
@@ -242,16 +241,15 @@ int main(void)
 	exchange("after the close loop");
 	check_not_open("after the close loop");
 
-	/* The 48 numbers below the top of the table, or below 4096 where
-	 * the soft limit is higher (where goshim keeps its fds), and the
-	 * top itself. */
+	/* Every number from the pipe's up to 64 (where goshim keeps its
+	 * fds, in the fd table's first 64 entries), and the top. */
 	if (pipe(keep.p))
 		die("pipe");
 	opened(keep.p[0]);
 	opened(keep.p[1]);
-	for (long i = top - 48; i <= top; i++) {
-		long fd = i < top ? i : soft - 1;
-		if (fd <= keep.p[1] || (fd < MAXFD && mine[fd]))
+	for (long i = keep.p[1] + 1; i <= 64; i++) {
+		long fd = i < 64 && i < soft ? i : soft - 1;
+		if (fd < MAXFD && mine[fd])
 			continue;
 		if (dup2(keep.p[0], (int)fd) != fd)
 			die("dup2 high");
@@ -264,12 +262,12 @@ int main(void)
 			die("write");
 		good += read(high[j], &r, 1) == 1 && r == c;
 	}
-	printf("dup2 onto %d of the top numbers: %s\n", nhigh,
+	printf("dup2 onto %d numbers to 64 and the top: %s\n", nhigh,
 	       good == nhigh ? "each reads the pipe" : "wrong");
-	exchange("after dup2 onto the top");
-	check_open("after dup2 onto the top");
+	exchange("after dup2 onto them");
 	for (int j = 0; j < nhigh; j++)
 		closed(high[j]);
+	check_open("after closing them");
 	exchange("after closing them");
 	closed(keep.p[0]);
 	closed(keep.p[1]);
