@@ -327,23 +327,33 @@ static unsigned select_modes(const struct select_args *a, int fd)
 }
 
 /* A set holds one of the runtime's fds: EBADF, as for any fd not open.
- * They sit high in the table, so only an nfds past the lowest looks; a
- * set the kernel cannot read is left to it (EFAULT). */
+ * Only an nfds past the lowest of them looks, at the words of each set
+ * that can hold them, copied a few at a time (they are few, and close
+ * together); a set the kernel cannot read is left to it (EFAULT). */
 static bool select_hides(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 {
 	fd_set *set[3] = { rd, wr, ex };
-	int end = atomic_load_explicit(&fd_runtime_end, memory_order_relaxed);
+	int lo = atomic_load_explicit(&fd_runtime_min, memory_order_relaxed);
+	int hi = atomic_load_explicit(&fd_runtime_end, memory_order_relaxed);
 
-	for (int fd = atomic_load_explicit(&fd_runtime_min,
-					   memory_order_relaxed);
-	     fd < nfds && fd < end; fd++)
-		for (int s = 0; s < 3 && fd_runtime(fd); s++) {
-			uint64_t w;
-			if (set[s] &&
-			    sys_copy_in(&w, (uint64_t *)set[s] + fd / 64,
-					sizeof w) == 0 &&
-			    (w >> (fd % 64) & 1))
-				return true;
+	if (__builtin_expect(nfds <= lo, 1))
+		return false;
+	if (hi > nfds)
+		hi = nfds;
+	for (int s = 0; s < 3; s++)
+		for (int base = lo / 64 * 64; set[s] && base < hi;
+		     base += 256) {
+			uint64_t w[4];
+			int nw = (hi - base + 63) / 64 < 4 ? (hi - base + 63) / 64
+							   : 4;
+			if (sys_copy_in(w, (uint64_t *)set[s] + base / 64,
+					(size_t)nw * sizeof *w) != 0)
+				break;
+			for (int fd = base > lo ? base : lo;
+			     fd < hi && fd < base + 64 * nw; fd++)
+				if ((w[(fd - base) / 64] >> (fd % 64) & 1) &&
+				    fd_runtime(fd))
+					return true;
 		}
 	return false;
 }
