@@ -474,7 +474,7 @@ bool fd_close(int fd)
 {
 	struct pd *pd;
 
-	if (fd_runtime(fd))
+	if (fd_hidden(fd))
 		return false;
 	pd = pd_get(fd, false);
 	if (pd)

@@ -41,7 +41,7 @@ static int replace(int oldfd, int newfd)
 		return EBADF;
 	if (newfd == oldfd)
 		return 0;
-	if (fd_runtime(newfd)) {
+	if (fd_hidden(newfd)) {
 		int e = fd_vacate(newfd);
 		if (e)
 			return e;
