@@ -1,5 +1,5 @@
-// fd_hidden: the runtime's own fds (goshim's epoll and eventfd) are not
-// the program's, and it cannot tell they are there.
+// fd_hidden: goshim's own fds (its epoll and eventfd, the files sysmon
+// reads) are not the program's, and it cannot tell they are there.
 // - Threads block reading a pipe and a socketpair, so the netpoller is
 //   up; then the next open() gets the lowest free number, as natively.
 // - Every fd below min(soft RLIMIT_NOFILE, 65536) the program did not
@@ -176,18 +176,19 @@ static void check_not_open(const char *when)
 	/* select's sets as large as the fds looked at, one fd at a time.
 	 * Linux reads a set only as far as the fd table goes, and says
 	 * nothing of an fd beyond it (0, nothing ready), so a table of
-	 * another size, as goshim's own fds make, gives 0 where the other
-	 * gives EBADF: either is an fd not open. */
+	 * another size (goshim's fds may grow it) gives 0 where the other
+	 * gives EBADF: either is an fd not open. EINTR: goshim's
+	 * preemption signal. */
 	fd_set *set = calloc((size_t)bound / 8 + 8, 1);
 	if (set == NULL)
 		die("calloc");
 	for (int fd = 3; fd < bound; fd++) {
 		struct timeval tv = { 0, 0 };
+		int r;
 		if (mine[fd])
 			continue;
 		((unsigned long *)set)[fd / (8 * sizeof(long))] =
 			1UL << (fd % (8 * sizeof(long)));
-		int r;
 		do
 			r = select(fd + 1, set, NULL, NULL, &tv);
 		while (r == -1 && errno == EINTR);
