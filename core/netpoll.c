@@ -183,17 +183,21 @@ static int deliver(struct waiter *list)
 }
 
 /* A new file behind fd: wake whoever waited on the old one (EBADF), and
- * know the new one as kind. */
+ * know the new one as kind. PD_RUNTIME stays: only a close_range's
+ * forgetting (unlocked) can reach a runtime fd made behind it. */
 static void pd_reset(struct pd *pd, enum fd_kind kind, int socktype,
 		     uint8_t flags)
 {
 	struct waiter *list = NULL;
+	uint8_t keep;
 
 	spin_lock(&pd->lock);
+	keep = atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+	       PD_RUNTIME;
 	atomic_fetch_add(&pd->seq, 1);
 	atomic_store_explicit(&pd->kind, kind, memory_order_relaxed);
 	atomic_store_explicit(&pd->socktype, socktype, memory_order_relaxed);
-	atomic_store_explicit(&pd->flags, flags, memory_order_relaxed);
+	atomic_store_explicit(&pd->flags, flags | keep, memory_order_relaxed);
 	take_waiters(pd, 0, &list);
 	take_waiters(pd, 1, &list);
 	spin_unlock(&pd->lock);
@@ -338,15 +342,18 @@ bool fd_runtime(int fd)
 		      PD_RUNTIME);
 }
 
-/* Under np.lock. No pd_reset reaches a marked fd: the program cannot
- * make, close or dup onto its number without fd_vacate first. */
+/* Under np.lock; the mark under the pd's lock, against pd_reset. The
+ * program cannot make, close or dup onto a marked number without
+ * fd_vacate first. */
 static void runtime_mark(int fd)
 {
 	struct pd *pd = pd_get(fd, true);
 
 	if (pd == NULL)
 		return; /* out of memory: the program sees it */
+	spin_lock(&pd->lock);
 	atomic_fetch_or(&pd->flags, PD_RUNTIME);
+	spin_unlock(&pd->lock);
 	if (fd < atomic_load(&fd_runtime_min))
 		atomic_store(&fd_runtime_min, fd);
 	if (fd >= atomic_load(&fd_runtime_end))
@@ -357,8 +364,11 @@ static void runtime_unmark(int fd)
 {
 	struct pd *pd = pd_get(fd, false);
 
-	if (pd)
+	if (pd) {
+		spin_lock(&pd->lock);
 		atomic_fetch_and(&pd->flags, (uint8_t)~PD_RUNTIME);
+		spin_unlock(&pd->lock);
+	}
 }
 
 /*
