@@ -2,7 +2,10 @@
  * netpoll.c: goroutines waiting for fds (Go's netpoll.go and
  * netpoll_epoll.go), and the table of what goshim knows of each fd.
  *
- * One epoll instance, edge-triggered, made on the first wait. An fd is
+ * One epoll instance, edge-triggered, made at start-up (in a child of
+ * fork, on its first wait). It and its eventfd, like every fd of the
+ * runtime's own, sit high in the fd table and are hidden from the program
+ * (fd_runtime: see fd_runtime_open and fd_vacate). An fd is
  * added on its first wait, for everything at once (EPOLLIN|EPOLLOUT|
  * EPOLLRDHUP|EPOLLPRI|EPOLLET), and the epoll data carries its number and
  * its poll descriptor's sequence number. Every fd number has a poll descriptor (pd) in a table of chunks
@@ -54,12 +57,20 @@
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
+#include "trace.h"
 
 #define PD_CHUNK 512
 #define NEVENTS 128
 #define BREAK_DATA UINT64_MAX
 
-enum { PD_REGISTERED = 1, PD_OURS = 2, PD_LISTEN = 4, PD_NO_NOWAIT = 8 };
+/* PD_RUNTIME: one of the runtime's own fds (fd_runtime). */
+enum {
+	PD_REGISTERED = 1,
+	PD_OURS = 2,
+	PD_LISTEN = 4,
+	PD_NO_NOWAIT = 8,
+	PD_RUNTIME = 16,
+};
 
 struct pd {
 	struct spinlock lock;	 /* guards count, wait; writes of the rest */
@@ -84,6 +95,8 @@ static struct {
 	_Atomic bool blocked;	  /* an M blocks in netpoll_block */
 	_Atomic uint32_t wake_sig; /* a break is pending in efd */
 } np = { .epfd = -1, .efd = -1 };
+
+_Atomic int fd_runtime_min = INT_MAX, fd_runtime_end;
 
 /* ---- the fd table ------------------------------------------------------- */
 
@@ -170,17 +183,21 @@ static int deliver(struct waiter *list)
 }
 
 /* A new file behind fd: wake whoever waited on the old one (EBADF), and
- * know the new one as kind. */
+ * know the new one as kind. PD_RUNTIME stays: only a close_range's
+ * forgetting (unlocked) can reach a runtime fd made behind it. */
 static void pd_reset(struct pd *pd, enum fd_kind kind, int socktype,
 		     uint8_t flags)
 {
 	struct waiter *list = NULL;
+	uint8_t keep;
 
 	spin_lock(&pd->lock);
+	keep = atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+	       PD_RUNTIME;
 	atomic_fetch_add(&pd->seq, 1);
 	atomic_store_explicit(&pd->kind, kind, memory_order_relaxed);
 	atomic_store_explicit(&pd->socktype, socktype, memory_order_relaxed);
-	atomic_store_explicit(&pd->flags, flags, memory_order_relaxed);
+	atomic_store_explicit(&pd->flags, flags | keep, memory_order_relaxed);
 	take_waiters(pd, 0, &list);
 	take_waiters(pd, 1, &list);
 	spin_unlock(&pd->lock);
@@ -320,36 +337,154 @@ void fd_copy(int from, int to)
 
 bool fd_runtime(int fd)
 {
-	return atomic_load(&np.up) &&
-	       (fd == atomic_load(&np.epfd) || fd == atomic_load(&np.efd));
+	struct pd *pd = pd_get(fd, false);
+	return pd && (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+		      PD_RUNTIME);
 }
 
-int fd_vacate(int fd)
+/* Under np.lock; the mark under the pd's lock, against pd_reset. The
+ * program cannot make, close or dup onto a marked number without
+ * fd_vacate first. */
+static void runtime_mark(int fd)
 {
-	long n = 0;
+	struct pd *pd = pd_get(fd, true);
 
+	if (pd == NULL)
+		return; /* out of memory: the program sees it */
+	spin_lock(&pd->lock);
+	atomic_fetch_or(&pd->flags, PD_RUNTIME);
+	spin_unlock(&pd->lock);
+	if (fd < atomic_load(&fd_runtime_min))
+		atomic_store(&fd_runtime_min, fd);
+	if (fd >= atomic_load(&fd_runtime_end))
+		atomic_store(&fd_runtime_end, fd + 1);
+}
+
+static void runtime_unmark(int fd)
+{
+	struct pd *pd = pd_get(fd, false);
+
+	if (pd) {
+		spin_lock(&pd->lock);
+		atomic_fetch_and(&pd->flags, (uint8_t)~PD_RUNTIME);
+		spin_unlock(&pd->lock);
+	}
+}
+
+/*
+ * A close-on-exec copy of fd high in the table, or -errno. The kernel
+ * gives the program the lowest free number, so the runtime's fds must sit
+ * where the program does not reach, or its open() would get other numbers
+ * than natively. But not high enough to grow the fd table, which the
+ * kernel sizes to the highest open fd: that would cost memory and its
+ * copy at every fork (a soft limit may be a million), change FDSize in
+ * /proc/self/status, and make select say EBADF for a set bit it ignores
+ * natively, beyond the table. Every table has at least 64 entries
+ * (BITS_PER_LONG), so the copy goes to the top 16 of those (epoll, its
+ * eventfd, the trace and sysmon's files), under the soft limit: only a
+ * program with 48 fds open gets numbers that differ (it skips ours), and
+ * its table grew anyway. Downward in halves when nothing is free from
+ * there to the soft limit. fd_hidden's one compare becomes a look at the
+ * pd for the program's fds from 48 up.
+ */
+static long dup_high(int fd)
+{
+	struct rlimit rl;
+	long top = 64, r = -EMFILE;
+
+	if (SYS4(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 &&
+	    rl.rlim_cur < (rlim_t)top)
+		top = (long)rl.rlim_cur;
+	for (long base = top - 16; r == -EMFILE && base > 2; base /= 2)
+		r = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
+	return r;
+}
+
+/* fd moved high (its old number closed), or fd itself if nothing is
+ * free up there. */
+static int move_high(int fd)
+{
+	long n = dup_high(fd);
+
+	if (n < 0)
+		return fd;
+	sys_close(fd);
+	return (int)n;
+}
+
+/* Opened under np.lock: a close_range closes around the runtime's fds,
+ * and this one is not marked before it is moved. */
+int fd_runtime_open(const char *path, int flags, int mode)
+{
+	int fd;
+
+	table(); /* not under np.lock, which making it takes */
 	rlock_lock(&np.lock);
-	if (fd_runtime(fd)) {
-		n = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
-		if (n >= 0 && fd == atomic_load(&np.epfd)) {
-			atomic_store(&np.epfd, (int)n);
-		} else if (n >= 0) {
-			atomic_store(&np.efd, (int)n);
-			/* Nobody may write the program's file by the old
-			 * number: wait out whoever read it before. */
-			while (atomic_load(&np.efd_users))
-				arch_cpu_relax();
-		}
+	fd = (int)SYS4(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
+	if (fd >= 0) {
+		fd = move_high(fd);
+		runtime_mark(fd);
 	}
 	rlock_unlock(&np.lock);
-	return n < 0 ? (int)-n : 0;
+	return fd;
+}
+
+void fd_runtime_close(int fd)
+{
+	rlock_lock(&np.lock);
+	if (fd_runtime(fd)) {
+		runtime_unmark(fd);
+		sys_close(fd);
+	}
+	rlock_unlock(&np.lock);
+}
+
+/* Under np.lock, so that no two move one fd. */
+int fd_vacate(int fd)
+{
+	int err = 0;
+	long n;
+
+	rlock_lock(&np.lock);
+	if (!fd_runtime(fd))
+		goto out;
+	if (fd != atomic_load(&np.epfd) && fd != atomic_load(&np.efd) &&
+	    !trace_fd_is(fd)) {
+		/* A file only read (an M's stat for sysmon): its owner finds
+		 * the program's file there and lets the number go. */
+		runtime_unmark(fd);
+		goto out;
+	}
+	n = dup_high(fd);
+	if (n < 0)
+		n = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
+	if (n < 0) {
+		err = (int)-n;
+		goto out;
+	}
+	runtime_mark((int)n);
+	if (fd == atomic_load(&np.epfd)) {
+		atomic_store(&np.epfd, (int)n);
+	} else if (fd == atomic_load(&np.efd)) {
+		atomic_store(&np.efd, (int)n);
+		/* Nobody may write the program's file by the old number: wait
+		 * out whoever read it before. */
+		while (atomic_load(&np.efd_users))
+			arch_cpu_relax();
+	} else {
+		trace_fd_set((int)n);
+	}
+	runtime_unmark(fd);
+out:
+	rlock_unlock(&np.lock);
+	return err;
 }
 
 bool fd_close(int fd)
 {
 	struct pd *pd;
 
-	if (fd_runtime(fd))
+	if (fd_hidden(fd))
 		return false;
 	pd = pd_get(fd, false);
 	if (pd)
@@ -357,40 +492,37 @@ bool fd_close(int fd)
 	return true;
 }
 
-/* Under np.lock, so the runtime's fds neither move (fd_vacate) nor are
- * made (poll_up) while the kernel closes the pieces between them. */
+/* Under np.lock, so the runtime's fds are neither made nor moved while
+ * the kernel closes the pieces between them. They are few and high: the
+ * look is at the chunks of the table that exist. */
 long fd_close_range(unsigned first, unsigned last)
 {
-	_Atomic(struct pd *) *tab;
-	unsigned at = first, keep[2];
-	int nkeep = 0;
+	_Atomic(struct pd *) *tab = table();
+	unsigned at = first;
 	long r = 0;
 
 	if (first > last)
 		return -EINVAL;
 	rlock_lock(&np.lock);
-	if (atomic_load(&np.up)) {
-		keep[0] = (unsigned)atomic_load(&np.epfd);
-		keep[1] = (unsigned)atomic_load(&np.efd);
-		if (keep[0] > keep[1]) {
-			unsigned t = keep[0];
-			keep[0] = keep[1];
-			keep[1] = t;
+	for (uint32_t c = first / PD_CHUNK; r == 0 && c < np.nchunks &&
+					    c <= last / PD_CHUNK;
+	     c++) {
+		struct pd *chunk = atomic_load_explicit(&tab[c],
+							memory_order_acquire);
+		for (uint32_t i = 0; chunk && r == 0 && i < PD_CHUNK; i++) {
+			uint32_t fd = c * PD_CHUNK + i;
+			if (fd < at || fd > last ||
+			    !(atomic_load(&chunk[i].flags) & PD_RUNTIME))
+				continue;
+			if (fd > at)
+				r = SYS3(SYS_close_range, at, fd - 1, 0);
+			at = fd + 1;
 		}
-		nkeep = 2;
-	}
-	for (int i = 0; i < nkeep && r == 0; i++) {
-		if (keep[i] < at || keep[i] > last)
-			continue;
-		if (keep[i] > at)
-			r = SYS3(SYS_close_range, at, keep[i] - 1, 0);
-		at = keep[i] + 1;
 	}
 	if (r == 0 && at <= last) /* fds are below INT_MAX: at never wraps */
 		r = SYS3(SYS_close_range, at, last, 0);
 	rlock_unlock(&np.lock);
-	tab = atomic_load_explicit(&np.tab, memory_order_acquire);
-	for (uint32_t c = first / PD_CHUNK; tab && r == 0 && c < np.nchunks &&
+	for (uint32_t c = first / PD_CHUNK; r == 0 && c < np.nchunks &&
 					    c <= last / PD_CHUNK;
 	     c++) {
 		struct pd *chunk = atomic_load_explicit(&tab[c],
@@ -469,21 +601,26 @@ void fd_serial_unlock(struct netpoll_req *r)
 /* ---- epoll -------------------------------------------------------------- */
 
 /* The child of fork shares the epoll instance with its parent: it closes
- * its copies and makes its own on its next wait. Every fd is forgotten:
- * its waiters are gone, and its lock may be held by a thread that is gone
- * too. */
+ * its copies and makes its own on its next wait. The runtime's other fds
+ * were the Ms' that are gone (or the trace's, which the child does not
+ * write): closed too. Every fd is forgotten: its waiters are gone, and
+ * its lock may be held by a thread that is gone too. */
 void netpoll_fork_child(void)
 {
 	_Atomic(struct pd *) *tab = atomic_load(&np.tab);
 
-	if (atomic_load(&np.up)) {
-		sys_close(np.epfd);
-		sys_close(np.efd);
+	for (uint32_t c = 0; tab && c < np.nchunks; c++) {
+		struct pd *chunk = atomic_load(&tab[c]);
+		for (uint32_t i = 0; chunk && i < PD_CHUNK; i++)
+			if (atomic_load(&chunk[i].flags) & PD_RUNTIME)
+				sys_close((int)(c * PD_CHUNK + i));
 	}
 	atomic_store(&np.epfd, -1);
 	atomic_store(&np.efd, -1);
 	atomic_store(&np.efd_users, 0);
 	atomic_store(&np.up, false);
+	atomic_store(&fd_runtime_min, INT_MAX);
+	atomic_store(&fd_runtime_end, 0);
 	atomic_store(&np.lock.key, 0);
 	atomic_store(&np.waiters, 0);
 	atomic_store(&np.blocked, false);
@@ -499,14 +636,25 @@ static bool poll_up(void)
 {
 	if (atomic_load_explicit(&np.up, memory_order_acquire))
 		return true;
+	table(); /* not under np.lock, which making it takes */
 	rlock_lock(&np.lock);
 	if (!atomic_load(&np.up)) {
-		int ep = (int)SYS1(SYS_epoll_create1, EPOLL_CLOEXEC);
-		int ef = (int)SYS2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+		/* Each is made at the lowest free number, then moved: a
+		 * program's open racing this gets the next number, not the
+		 * one it would natively (no call makes an fd at a chosen
+		 * number). */
+		int ep = (int)SYS1(SYS_epoll_create1, EPOLL_CLOEXEC), ef;
 		struct epoll_event ev = { .events = EPOLLIN,
 					  .data.u64 = BREAK_DATA };
+		if (ep >= 0)
+			ep = move_high(ep);
+		ef = (int)SYS2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (ef >= 0)
+			ef = move_high(ef);
 		if (ep >= 0 && ef >= 0 &&
 		    SYS4(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, ef, &ev) == 0) {
+			runtime_mark(ep);
+			runtime_mark(ef);
 			atomic_store(&np.epfd, ep);
 			atomic_store(&np.efd, ef);
 			atomic_store_explicit(&np.up, true,
@@ -521,6 +669,17 @@ static bool poll_up(void)
 	}
 	rlock_unlock(&np.lock);
 	return atomic_load(&np.up);
+}
+
+/* Made before main() rather than on the first wait: the fds are made at
+ * the lowest free numbers and then moved high, holding for an instant a
+ * number the program's own open may want (and, should the move grow the
+ * fd table while threads run, for an RCU grace period: milliseconds).
+ * With one thread, and nothing of the program's running yet, that cannot
+ * happen. A failure is tried again on the first wait. */
+void netpoll_init(void)
+{
+	poll_up();
 }
 
 /* epoll_ctl on the runtime's epoll fd, again if fd_vacate moved it

@@ -21,6 +21,7 @@
 #ifndef GOSHIM_NETPOLL_H
 #define GOSHIM_NETPOLL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -81,8 +82,31 @@ void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours);
  * it). fd_nowait: not known to be so. */
 void fd_lost_nowait(int fd);
 bool fd_nowait(int fd);
-/* One of the runtime's own fds (epoll, its eventfd). */
+/* One of the runtime's own fds (epoll, its eventfd, the trace file, the
+ * Ms' files sysmon reads): the program cannot see, close or change it. */
 bool fd_runtime(int fd);
+/* No runtime fd is below fd_runtime_min (INT_MAX while there is none),
+ * nor at or above fd_runtime_end. */
+extern _Atomic int fd_runtime_min, fd_runtime_end;
+/* fd is the runtime's, so not open as far as the program can tell: every
+ * interposer that takes an fd asks first and says EBADF. The runtime's
+ * fds sit above the program's first 48, so for those this is one compare
+ * (and for the others a look at their pd). */
+static inline bool fd_hidden(int fd)
+{
+	return __builtin_expect(fd >= atomic_load_explicit(
+					       &fd_runtime_min,
+					       memory_order_relaxed),
+				0) &&
+	       fd_runtime(fd);
+}
+/* openat(AT_FDCWD, ...) of a file of the runtime's own: the fd (or
+ * -errno) is close-on-exec, high in the table, out of the program's way,
+ * and hidden. fd_runtime_close closes it, unless the program took the
+ * number meanwhile (fd_vacate: a file the runtime only reads is let
+ * go). */
+int fd_runtime_open(const char *path, int flags, int mode);
+void fd_runtime_close(int fd);
 /* The program takes the number fd (dup2 onto it): if the runtime uses
  * it, move that elsewhere first. 0 or errno (EMFILE). */
 int fd_vacate(int fd);
@@ -124,6 +148,10 @@ void netpoll_break(void);
 /* When an M last polled (nanotime): sysmon polls when nobody has for
  * 10 ms. */
 extern _Atomic int64_t netpoll_lastpoll;
+
+/* Start-up, on the one thread there is: epoll and its eventfd made now,
+ * not on the first wait (see netpoll.c). */
+void netpoll_init(void);
 
 /* In the child of fork: a new epoll instance on the next wait, every fd
  * forgotten (core/fork.c). */

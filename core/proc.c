@@ -326,10 +326,13 @@ static void m_reap(struct m *mp)
 	rlock_unlock(&sched.lock);
 	if (!spare)
 		return;
-	/* sysmon's look at this thread (it holds no P: sysmon is done) */
+	/* sysmon's looks at this thread (it holds no P: sysmon is done) */
 	if (mp->statfd)
-		SYS1(SYS_close, mp->statfd - 1);
+		fd_runtime_close(mp->statfd - 1);
+	if (mp->sysfd)
+		fd_runtime_close(mp->sysfd - 1);
 	mp->statfd = 0;
+	mp->sysfd = 0;
 	atomic_store(&mp->g0->status, G_DEAD);
 	real.pthread_exit(NULL); /* g0 is the thread's own identity */
 }

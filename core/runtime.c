@@ -16,6 +16,7 @@
 #include "chaos.h"
 #include "debug.h"
 #include "gomaxprocs.h"
+#include "netpoll.h"
 #include "real.h"
 #include "runtime.h"
 #include "wire.h"
@@ -123,6 +124,7 @@ static void runtime_init(void)
 	sched_init(gomaxprocs_compute());
 	wire_init();
 	debug_init();
+	netpoll_init();
 	/* Goroutines run in parallel from now on, whatever glibc counted. */
 	__libc_single_threaded = 0;
 	sysmon_start();

@@ -180,6 +180,7 @@ struct m {
 	_Atomic int64_t preempt_sent; /* when sysmon signalled it; 0 none */
 	_Atomic bool preempt_refused; /* the handler found no safe point */
 	int statfd;		   /* sysmon's /proc/self/task/TID/stat, +1 */
+	int sysfd;		   /* and .../syscall, +1 */
 	int64_t sysmon_lookwhen;   /* sysmon last read that file */
 
 	struct trace_buf *trace; /* its GOSHIM_TRACE events (trace.c) */

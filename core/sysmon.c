@@ -58,11 +58,15 @@
 static struct note wake;
 
 /* Go 1.25: GOMAXPROCS follows the CPU affinity and the cgroup quota,
- * read again every second, unless the environment sets it. */
+ * read again every second, unless the environment sets it. The first
+ * read is start-up's (sched_init): not again at sysmon's first tick,
+ * where its files would take fd numbers while main() makes its first. */
 static void gomaxprocs_follow(int64_t now)
 {
 	static int64_t last;
 
+	if (last == 0)
+		last = now;
 	if (now - last < 1000000000 || getenv("GOMAXPROCS"))
 		return;
 	last = now;
@@ -76,10 +80,35 @@ void sysmon_wake(void)
 }
 
 /*
+ * pread of /proc/self/task/TID/name for mp's thread, through *fdp (the
+ * fd + 1, 0 for none), which stays open for the next look: pread costs
+ * a third of an open, and an fd opened for an instant would take a
+ * number the program's own open could have had. It is hidden from the
+ * program (fd_runtime_open), which may still take its number (dup2 onto
+ * it: fd_vacate lets it go), so it is looked up first.
+ */
+static long task_pread(struct m *mp, int *fdp, const char *name, char *buf,
+		       size_t cap)
+{
+	if (*fdp && !fd_runtime(*fdp - 1))
+		*fdp = 0; /* the program's now: never close it */
+	if (*fdp == 0) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/task/%d/%s",
+			 (int)mp->tid, name);
+		int fd = fd_runtime_open(path, O_RDONLY, 0);
+		if (fd < 0)
+			return fd;
+		*fdp = fd + 1;
+	}
+	return sys_pread(*fdp - 1, buf, cap, 0);
+}
+
+/*
  * The scheduler state of mp's thread from /proc ('R', 'S', 'D', ...; 0 if
  * unknown) and the signals it blocks (the file's 'blocked' field: the
- * first 31). The file stays open (pread costs a third of an open), but
- * the program may close any fd: the content must name the thread.
+ * first 31). The content must name the thread: the fd may have been
+ * closed behind goshim's back (a raw close_range) and its number reused.
  */
 static char thread_state(struct m *mp, uint64_t *blocked)
 {
@@ -87,16 +116,7 @@ static char thread_state(struct m *mp, uint64_t *blocked)
 	int wl = snprintf(want, sizeof want, "%d (", (int)mp->tid);
 
 	for (int tries = 0; tries < 2; tries++) {
-		if (mp->statfd == 0) {
-			char path[64];
-			snprintf(path, sizeof path, "/proc/self/task/%d/stat",
-				 (int)mp->tid);
-			int fd = sys_open(path, O_RDONLY);
-			if (fd < 0)
-				return 0;
-			mp->statfd = fd + 1;
-		}
-		long n = sys_pread(mp->statfd - 1, buf, sizeof buf, 0);
+		long n = task_pread(mp, &mp->statfd, "stat", buf, sizeof buf);
 		if (n < wl || memcmp(buf, want, (size_t)wl) != 0) {
 			/* Not ours any more: forget it, never close it. */
 			mp->statfd = 0;
@@ -117,9 +137,8 @@ static char thread_state(struct m *mp, uint64_t *blocked)
  */
 static bool in_syscall(struct m *mp)
 {
-	char path[64], buf[32];
-	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)mp->tid);
-	long n = sys_read_file(path, buf, sizeof buf);
+	char buf[32];
+	long n = task_pread(mp, &mp->sysfd, "syscall", buf, sizeof buf);
 	return n > 0 && buf[0] >= '0' && buf[0] <= '9';
 }
 

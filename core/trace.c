@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include "netpoll.h"
 #include "runtime.h"
 #include "sys.h"
 #include "trace.h"
@@ -358,18 +359,31 @@ void trace_fork_child(void)
  * another process holds it. */
 static int trace_open(const char *file)
 {
-	int fd = (int)SYS4(SYS_openat, AT_FDCWD, file,
-			   O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	int fd = fd_runtime_open(file, O_WRONLY | O_CREAT, 0644);
 	if (fd < 0)
 		return fd;
 	long err = SYS2(SYS_flock, fd, LOCK_EX | LOCK_NB);
 	if (err == 0)
 		err = SYS2(SYS_ftruncate, fd, 0);
 	if (err < 0) {
-		sys_close(fd);
+		fd_runtime_close(fd);
 		return (int)err;
 	}
 	return fd;
+}
+
+bool trace_fd_is(int fd)
+{
+	return fd == trace_fd;
+}
+
+/* The old number becomes the program's when this returns: no write may
+ * still be using it. */
+void trace_fd_set(int fd)
+{
+	rlock_lock(&file_lock);
+	trace_fd = fd;
+	rlock_unlock(&file_lock);
 }
 
 void trace_init(const char *file)

@@ -35,6 +35,10 @@ void trace_syscall_exit(const struct g *gp);
 void trace_procstart(const struct p *pp, const struct m *mp);
 void trace_procstop(const struct p *pp);
 void trace_steal(const struct p *thief, const struct p *victim);
+/* The trace file is fd (fd_vacate, under its lock, which keeps the file
+ * where it is): trace_fd_set moves it to the copy at fd. */
+bool trace_fd_is(int fd);
+void trace_fd_set(int fd);
 /* The child of fork records nothing: the file and buffers are the
  * parent's. */
 void trace_fork_child(void);

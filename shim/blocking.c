@@ -5,7 +5,8 @@
  * longer than a tick, so other goroutines keep running.
  *
  * Each wrapper is IN_SYSCALL (shim.h) around the C library's function; the
- * list below is the whole of it.
+ * list below is the whole of it. Those on an fd (BLOCKING_FD) say EBADF
+ * for the runtime's own, which the program never opened.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,17 +21,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "shim.h"
+#include "../core/netpoll.h"
+#include "../core/sys.h"
 
-#define BLOCKING(ret, name, params, args)                            \
+#define BLOCKING_IF(hidden, ret, name, params, args)                 \
 	GOSHIM_EXPORT ret name params                                \
 	{                                                            \
 		static ret(*fn) params;                              \
+		if (hidden) {                                        \
+			errno = EBADF;                               \
+			return -1;                                   \
+		}                                                    \
 		if (fn == NULL)                                      \
 			fn = (ret(*) params)dlsym(RTLD_NEXT, #name); \
 		if (!shim_active())                                  \
 			return fn args;                              \
 		return IN_SYSCALL(fn args);                          \
 	}
+#define BLOCKING(ret, name, params, args) \
+	BLOCKING_IF(false, ret, name, params, args)
+#define BLOCKING_FD(ret, name, params, args) \
+	BLOCKING_IF(fd_hidden(fd), ret, name, params, args)
 
 BLOCKING(pid_t, waitpid, (pid_t pid, int *st, int opt), (pid, st, opt))
 BLOCKING(pid_t, wait, (int *st), (st))
@@ -39,13 +50,13 @@ BLOCKING(pid_t, wait4, (pid_t pid, int *st, int opt, struct rusage *ru),
 	 (pid, st, opt, ru))
 BLOCKING(int, waitid, (idtype_t t, id_t id, siginfo_t *si, int opt),
 	 (t, id, si, opt))
-BLOCKING(int, fsync, (int fd), (fd))
-BLOCKING(int, fdatasync, (int fd), (fd))
-BLOCKING(int, sync_file_range,
-	 (int fd, off_t off, off_t n, unsigned int flags),
-	 (fd, off, n, flags))
-BLOCKING(int, flock, (int fd, int op), (fd, op))
-BLOCKING(int, lockf, (int fd, int cmd, off_t len), (fd, cmd, len))
+BLOCKING_FD(int, fsync, (int fd), (fd))
+BLOCKING_FD(int, fdatasync, (int fd), (fd))
+BLOCKING_FD(int, sync_file_range,
+	    (int fd, off_t off, off_t n, unsigned int flags),
+	    (fd, off, n, flags))
+BLOCKING_FD(int, flock, (int fd, int op), (fd, op))
+BLOCKING_FD(int, lockf, (int fd, int cmd, off_t len), (fd, cmd, len))
 BLOCKING(ssize_t, msgrcv,
 	 (int id, void *msg, size_t sz, long type, int flg),
 	 (id, msg, sz, type, flg))
@@ -59,33 +70,34 @@ BLOCKING(int, pause, (void), ())
 BLOCKING(int, creat, (const char *path, mode_t mode), (path, mode))
 /* Positioned I/O is for files and devices (pipes and sockets say ESPIPE):
  * the disk may take its time. */
-BLOCKING(ssize_t, pread, (int fd, void *b, size_t n, off_t o), (fd, b, n, o))
-BLOCKING(ssize_t, pread64, (int fd, void *b, size_t n, off64_t o),
-	 (fd, b, n, o))
-BLOCKING(ssize_t, pwrite, (int fd, const void *b, size_t n, off_t o),
-	 (fd, b, n, o))
-BLOCKING(ssize_t, pwrite64, (int fd, const void *b, size_t n, off64_t o),
-	 (fd, b, n, o))
-BLOCKING(ssize_t, preadv, (int fd, const struct iovec *v, int n, off_t o),
-	 (fd, v, n, o))
-BLOCKING(ssize_t, preadv64,
-	 (int fd, const struct iovec *v, int n, off64_t o), (fd, v, n, o))
-BLOCKING(ssize_t, pwritev, (int fd, const struct iovec *v, int n, off_t o),
-	 (fd, v, n, o))
-BLOCKING(ssize_t, pwritev64,
-	 (int fd, const struct iovec *v, int n, off64_t o), (fd, v, n, o))
-BLOCKING(ssize_t, preadv2,
-	 (int fd, const struct iovec *v, int n, off_t o, int fl),
-	 (fd, v, n, o, fl))
-BLOCKING(ssize_t, preadv64v2,
-	 (int fd, const struct iovec *v, int n, off64_t o, int fl),
-	 (fd, v, n, o, fl))
-BLOCKING(ssize_t, pwritev2,
-	 (int fd, const struct iovec *v, int n, off_t o, int fl),
-	 (fd, v, n, o, fl))
-BLOCKING(ssize_t, pwritev64v2,
-	 (int fd, const struct iovec *v, int n, off64_t o, int fl),
-	 (fd, v, n, o, fl))
+BLOCKING_FD(ssize_t, pread, (int fd, void *b, size_t n, off_t o),
+	    (fd, b, n, o))
+BLOCKING_FD(ssize_t, pread64, (int fd, void *b, size_t n, off64_t o),
+	    (fd, b, n, o))
+BLOCKING_FD(ssize_t, pwrite, (int fd, const void *b, size_t n, off_t o),
+	    (fd, b, n, o))
+BLOCKING_FD(ssize_t, pwrite64, (int fd, const void *b, size_t n, off64_t o),
+	    (fd, b, n, o))
+BLOCKING_FD(ssize_t, preadv,
+	    (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o))
+BLOCKING_FD(ssize_t, preadv64,
+	    (int fd, const struct iovec *v, int n, off64_t o), (fd, v, n, o))
+BLOCKING_FD(ssize_t, pwritev,
+	    (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o))
+BLOCKING_FD(ssize_t, pwritev64,
+	    (int fd, const struct iovec *v, int n, off64_t o), (fd, v, n, o))
+BLOCKING_FD(ssize_t, preadv2,
+	    (int fd, const struct iovec *v, int n, off_t o, int fl),
+	    (fd, v, n, o, fl))
+BLOCKING_FD(ssize_t, preadv64v2,
+	    (int fd, const struct iovec *v, int n, off64_t o, int fl),
+	    (fd, v, n, o, fl))
+BLOCKING_FD(ssize_t, pwritev2,
+	    (int fd, const struct iovec *v, int n, off_t o, int fl),
+	    (fd, v, n, o, fl))
+BLOCKING_FD(ssize_t, pwritev64v2,
+	    (int fd, const struct iovec *v, int n, off64_t o, int fl),
+	    (fd, v, n, o, fl))
 
 /* _FORTIFY_SOURCE's forms: glibc's would call its own pread directly. */
 void __chk_fail(void) __attribute__((noreturn));
@@ -107,10 +119,17 @@ GOSHIM_EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t o,
 }
 
 /* open may block (a FIFO waits for its other end, NFS, FUSE). glibc's
- * open is openat(AT_FDCWD, ...), so both take the same path here. */
+ * open is openat(AT_FDCWD, ...), so both take the same path here. A
+ * relative path from one of the runtime's fds is from an fd not open. */
 static int open_at(int dirfd, const char *path, int flags, mode_t mode)
 {
 	static int (*fn)(int, const char *, int, ...);
+	char c;
+
+	if (fd_hidden(dirfd) && sys_copy_in(&c, path, 1) == 0 && c != '/') {
+		errno = EBADF;
+		return -1;
+	}
 
 	if (fn == NULL)
 		fn = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT,

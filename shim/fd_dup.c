@@ -20,8 +20,11 @@
 
 GOSHIM_EXPORT int dup(int fd)
 {
-	int r = (int)FD_NEXT(dup, SYS1(SYS_dup, fd), fd);
+	int r;
 
+	if (fd_hidden(fd))
+		return (int)fd_ret(-EBADF);
+	r = (int)FD_NEXT(dup, SYS1(SYS_dup, fd), fd);
 	if (r >= 0 && fd_tracked())
 		fd_copy(fd, r);
 	return r;
@@ -30,13 +33,15 @@ GOSHIM_EXPORT int dup(int fd)
 /* Before dup2/dup3 replaces newfd: 0, or the error to return. */
 static int replace(int oldfd, int newfd)
 {
+	if (fd_hidden(oldfd))
+		return EBADF;
 	if (!fd_tracked())
 		return 0;
 	if (SYS3(SYS_fcntl, oldfd, F_GETFD, 0) < 0)
 		return EBADF;
 	if (newfd == oldfd)
 		return 0;
-	if (fd_runtime(newfd)) {
+	if (fd_hidden(newfd)) {
 		int e = fd_vacate(newfd);
 		if (e)
 			return e;

@@ -92,7 +92,9 @@ GOSHIM_EXPORT int timerfd_create(clockid_t clock, int flags)
 
 GOSHIM_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
 {
-	long r = SYS4(SYS_signalfd4, fd, mask, _NSIG / 8, flags);
+	long r = fd_hidden(fd) ? -EBADF
+			       : SYS4(SYS_signalfd4, fd, mask, _NSIG / 8,
+				      flags);
 
 	/* fd != -1 changes the mask of an existing one. */
 	return fd == -1 ? made(r, FD_EVENT) : (int)fd_ret(r);

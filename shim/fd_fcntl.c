@@ -14,7 +14,8 @@
  * fcntl's third argument is an int or a pointer, by command; like the C
  * library's own fcntl, it is taken as a pointer-sized word and handed on
  * as it came, which is right for both. Every other command goes to the C
- * library untouched.
+ * library untouched. The runtime's own fds are not open as far as the
+ * program can tell: EBADF for every command.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -42,6 +43,8 @@ GOSHIM_EXPORT int fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	a.arg = va_arg(ap, void *);
 	va_end(ap);
+	if (fd_hidden(fd))
+		return (int)fd_ret(-EBADF);
 	if (!fd_tracked())
 		return (int)do_fcntl(&a);
 	switch (cmd) {
@@ -86,6 +89,8 @@ GOSHIM_EXPORT int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	a.arg = va_arg(ap, void *);
 	va_end(ap);
+	if (fd_hidden(fd))
+		return (int)fd_ret(-EBADF);
 	if (req == FIONBIO && fd_tracked())
 		return (int)fd_flags_call(fd, do_ioctl, &a);
 	return (int)do_ioctl(&a);

@@ -74,6 +74,8 @@ GOSHIM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 	unsigned done = 0;
 	long r = 0;
 
+	if (fd_hidden(fd))
+		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || vlen == 0 || (flags & (MSG_DONTWAIT | MSG_ERRQUEUE |
 						  MSG_OOB)))
 		return (int)FD_NEXT(recvmmsg,
@@ -157,6 +159,8 @@ GOSHIM_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 	unsigned done = 0;
 	long r = 0;
 
+	if (fd_hidden(fd))
+		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || vlen == 0 || (flags & MSG_DONTWAIT))
 		return (int)FD_NEXT(sendmmsg,
 				    SYS4(SYS_sendmmsg, fd, v, vlen, flags), fd,

@@ -29,7 +29,14 @@
  * goes to whichever thread does not block it, and the call sees it only at
  * its next look, if it is still pending (goshim has no per-goroutine
  * signal masks yet).
+ *
+ * The runtime's own fds are not open as far as the program can tell: a
+ * pollfd on one gets POLLNVAL, a set holding one EBADF, an epoll call on
+ * one EBADF. poll fixes up an answer the kernel gave (which also says
+ * the array is there to read), so it costs a compare per pollfd; a
+ * thread goshim did not make waits first, and only then sees POLLNVAL.
  */
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -165,6 +172,21 @@ static unsigned poll_modes(short ev)
 	return m ? m : NP_READ;
 }
 
+/* r, a look's count (or -errno), with every pollfd on one of the
+ * runtime's fds counted as POLLNVAL. */
+static long poll_hide(struct pollfd *fds, nfds_t n, long r)
+{
+	if (r < 0 || atomic_load_explicit(&fd_runtime_min,
+					  memory_order_relaxed) == INT_MAX)
+		return r;
+	for (nfds_t i = 0; i < n; i++)
+		if (fd_hidden(fds[i].fd)) {
+			r += fds[i].revents == 0;
+			fds[i].revents = POLLNVAL;
+		}
+	return r;
+}
+
 /* poll and ppoll on a goroutine: the count, or -errno. */
 static long poll_park(struct pollfd *fds, nfds_t n, int64_t deadline,
 		      const sigset_t *mask)
@@ -177,7 +199,7 @@ static long poll_park(struct pollfd *fds, nfds_t n, int64_t deadline,
 
 	fd_cancel_point();
 	/* The first look also checks the arguments. */
-	r = poll_look(&a);
+	r = poll_hide(fds, n, poll_look(&a));
 	if (r != 0)
 		return r;
 	reqs = reqs_alloc(few, n);
@@ -207,8 +229,9 @@ static long raw_poll(struct pollfd *fds, nfds_t n, int timeout)
 GOSHIM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	if (!fd_parks() || timeout == 0)
-		return (int)FD_REAL(poll, raw_poll(fds, n, timeout), fds, n,
-				    timeout);
+		return (int)poll_hide(fds, n,
+				      FD_REAL(poll, raw_poll(fds, n, timeout),
+					      fds, n, timeout));
 	return (int)fd_ret(poll_park(fds, n, deadline_ms(timeout), NULL));
 }
 
@@ -229,8 +252,10 @@ GOSHIM_EXPORT int ppoll(struct pollfd *fds, nfds_t n,
 			const struct timespec *ts, const sigset_t *mask)
 {
 	if (!fd_parks() || ts_zero(ts))
-		return (int)FD_REAL(ppoll, raw_ppoll(fds, n, ts, mask), fds, n,
-				    ts, mask);
+		return (int)poll_hide(fds, n,
+				      FD_REAL(ppoll,
+					      raw_ppoll(fds, n, ts, mask), fds,
+					      n, ts, mask));
 	if (ts && !ts_valid(ts))
 		return (int)fd_ret(-EINVAL);
 	return (int)fd_ret(poll_park(fds, n, deadline_ts(ts), mask));
@@ -305,6 +330,38 @@ static unsigned select_modes(const struct select_args *a, int fd)
 	if (in_set(a->set[1], fd))
 		m |= NP_WRITE;
 	return m;
+}
+
+/* A set holds one of the runtime's fds: EBADF, as for any fd not open.
+ * Only an nfds past the lowest of them looks, at the words of each set
+ * that can hold them, copied a few at a time (they are few, and close
+ * together); a set the kernel cannot read is left to it (EFAULT). */
+static bool select_hides(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
+{
+	fd_set *set[3] = { rd, wr, ex };
+	int lo = atomic_load_explicit(&fd_runtime_min, memory_order_relaxed);
+	int hi = atomic_load_explicit(&fd_runtime_end, memory_order_relaxed);
+
+	if (__builtin_expect(nfds <= lo, 1))
+		return false;
+	if (hi > nfds)
+		hi = nfds;
+	for (int s = 0; s < 3; s++)
+		for (int base = lo / 64 * 64; set[s] && base < hi;
+		     base += 256) {
+			uint64_t w[4];
+			int nw = (hi - base + 63) / 64 < 4 ? (hi - base + 63) / 64
+							   : 4;
+			if (sys_copy_in(w, (uint64_t *)set[s] + base / 64,
+					(size_t)nw * sizeof *w) != 0)
+				break;
+			for (int fd = base > lo ? base : lo;
+			     fd < hi && fd < base + 64 * nw; fd++)
+				if ((w[(fd - base) / 64] >> (fd % 64) & 1) &&
+				    fd_runtime(fd))
+					return true;
+		}
+	return false;
 }
 
 /* The size of the fd table (FDSize in /proc/self/status): Linux reads a
@@ -424,6 +481,9 @@ GOSHIM_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 	struct timespec left = { 0, 0 };
 	long r;
 
+	if (select_hides(nfds, rd, wr, ex) &&
+	    (!tv || (tv->tv_sec >= 0 && tv->tv_usec >= 0)))
+		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || nfds < 0 ||
 	    (tv && tv->tv_sec == 0 && tv->tv_usec == 0))
 		return (int)FD_REAL(select, raw_select(nfds, rd, wr, ex, tv),
@@ -463,6 +523,8 @@ static long raw_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 GOSHIM_EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 			  const struct timespec *ts, const sigset_t *mask)
 {
+	if (select_hides(nfds, rd, wr, ex) && (!ts || ts_valid(ts)))
+		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || nfds < 0 || ts_zero(ts))
 		return (int)FD_REAL(pselect,
 				    raw_pselect(nfds, rd, wr, ex, ts, mask),
@@ -499,6 +561,23 @@ static long epoll_block(struct epoll_args *a, int64_t deadline)
 				 time_left(&ts, deadline), a->mask);
 }
 
+/* The kernel checks maxevents before it looks at the epoll fd. */
+static bool epoll_hides(int epfd, int max)
+{
+	return fd_hidden(epfd) && max > 0 &&
+	       (size_t)max <= INT_MAX / sizeof(struct epoll_event);
+}
+
+/* Never the program's to change: a DEL on the runtime's epoll fd would
+ * cut goshim's own registrations. */
+GOSHIM_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	if (fd_hidden(epfd) || fd_hidden(fd))
+		return (int)fd_ret(-EBADF);
+	return (int)FD_NEXT(epoll_ctl, SYS4(SYS_epoll_ctl, epfd, op, fd, ev),
+			    epfd, op, fd, ev);
+}
+
 /* The epoll waits on a goroutine: the count, or -errno. */
 static long epoll_park(int epfd, struct epoll_event *ev, int max,
 		       int64_t deadline, const sigset_t *mask)
@@ -523,6 +602,8 @@ static long epoll_park(int epfd, struct epoll_event *ev, int max,
 GOSHIM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max,
 			     int timeout)
 {
+	if (epoll_hides(epfd, max))
+		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || timeout == 0)
 		return (int)FD_REAL(epoll_wait,
 				    SYS6(SYS_epoll_pwait, epfd, ev, max,
@@ -535,6 +616,8 @@ GOSHIM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max,
 GOSHIM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max,
 			      int timeout, const sigset_t *mask)
 {
+	if (epoll_hides(epfd, max))
+		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || timeout == 0)
 		return (int)FD_REAL(epoll_pwait,
 				    SYS6(SYS_epoll_pwait, epfd, ev, max,
@@ -549,6 +632,8 @@ GOSHIM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 {
 	long r;
 
+	if (epoll_hides(epfd, max))
+		return (int)fd_ret(-EBADF);
 	if (!fd_parks())
 		return (int)FD_REAL(epoll_pwait2,
 				    SYS6(SYS_epoll_pwait2, epfd, ev, max, ts,

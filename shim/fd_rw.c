@@ -9,6 +9,10 @@
  * before they cut it to MAX_RW_COUNT; the vector calls goshim tries with do
  * not (EINVAL past SSIZE_MAX, else a short transfer). So a count that
  * large, rare as it is, gets the plain call, under entersyscall.
+ *
+ * Every interposer that takes an fd (here and in the other fd_*.c) first
+ * says EBADF for the runtime's own fds (fd_hidden): the program never
+ * opened them, and must not read goshim's eventfd or write its epoll.
  */
 #include <limits.h>
 #include <unistd.h>
@@ -20,6 +24,8 @@ GOSHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	struct fd_op op;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_REAL(read, SYS3(SYS_read, fd, buf, n), fd, buf, n);
 	if (n > MAX_RW_COUNT)
@@ -41,6 +47,8 @@ GOSHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct fd_op op;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_REAL(write, SYS3(SYS_write, fd, buf, n), fd, buf, n);
 	if (n > MAX_RW_COUNT)
@@ -62,6 +70,8 @@ GOSHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
 	struct fd_op op;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_REAL(readv, SYS3(SYS_readv, fd, iov, n), fd, iov, n);
 	switch (fd_kind(fd)) {
@@ -80,6 +90,8 @@ GOSHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
 	struct fd_op op;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_REAL(writev, SYS3(SYS_writev, fd, iov, n), fd, iov,
 			       n);

@@ -66,6 +66,8 @@ GOSHIM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 {
 	struct fd_op op;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks() || (flags & RECV_OWN))
 		return FD_REAL(recvfrom,
 			       SYS6(SYS_recvfrom, fd, buf, n, flags,
@@ -87,6 +89,8 @@ GOSHIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct fd_op op;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks() || (flags & RECV_OWN) || msg == NULL)
 		return FD_REAL(recvmsg, SYS3(SYS_recvmsg, fd, msg, flags), fd,
 			       msg, flags);
@@ -100,6 +104,8 @@ GOSHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 {
 	struct fd_op op;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks() || (flags & MSG_DONTWAIT))
 		return FD_REAL(sendto,
 			       SYS6(SYS_sendto, fd, buf, n, flags,
@@ -121,6 +127,8 @@ GOSHIM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct fd_op op;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks() || (flags & MSG_DONTWAIT) || msg == NULL)
 		return FD_REAL(sendmsg, SYS3(SYS_sendmsg, fd, msg, flags), fd,
 			       msg, flags);
@@ -155,6 +163,8 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 	long n, ready;
 	int e;
 
+	if (fd_hidden(fd))
+		return (int)fd_ret(-EBADF);
 	/* The kernel refuses unknown flags before anything else: not after
 	 * a wait for a connection. */
 	if (!fd_parks() || fd_kind(fd) != FD_SOCKET || !fd_listening(fd) ||
@@ -233,6 +243,8 @@ GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 	int err = 0;
 	socklen_t errlen = sizeof err;
 
+	if (fd_hidden(fd))
+		return (int)fd_ret(-EBADF);
 	if (!fd_parks())
 		return (int)FD_REAL(connect,
 				    SYS3(SYS_connect, fd, addr.__sockaddr__,

@@ -151,6 +151,8 @@ GOSHIM_EXPORT ssize_t splice(int in, loff_t *off_in, int out,
 	struct side s[2] = { { .fd = in, .events = POLLIN, .flag = true },
 			     { .fd = out, .events = POLLOUT, .flag = true } };
 
+	if (fd_hidden(in) || fd_hidden(out))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_NEXT(splice, do_splice(&a, 0), in, off_in, out,
 			       off_out, len, flags);
@@ -178,6 +180,8 @@ GOSHIM_EXPORT ssize_t tee(int in, int out, size_t len, unsigned flags)
 	struct side s[2] = { { .fd = in, .events = POLLIN, .flag = true },
 			     { .fd = out, .events = POLLOUT, .flag = true } };
 
+	if (fd_hidden(in) || fd_hidden(out))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_NEXT(tee, do_tee(&a, 0), in, out, len, flags);
 	return fd_ret(move(s, 2, do_tee, &a, flags & SPLICE_F_NONBLOCK, true));
@@ -204,6 +208,8 @@ GOSHIM_EXPORT ssize_t vmsplice(int fd, const struct iovec *iov, size_t n,
 	struct vmsplice_args a = { fd, iov, n, flags };
 	long acc;
 
+	if (fd_hidden(fd))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_NEXT(vmsplice, do_vmsplice(&a, 0), fd, iov, n, flags);
 	/* The pipe's write end takes the memory in, its read end gives
@@ -240,6 +246,8 @@ GOSHIM_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 	struct side s[2] = { { .fd = out, .events = POLLOUT },
 			     { .fd = in, .events = POLLIN } };
 
+	if (fd_hidden(in) || fd_hidden(out))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_NEXT(sendfile, do_sendfile(&a, 0), out, in, off,
 			       count);
@@ -255,6 +263,8 @@ GOSHIM_EXPORT ssize_t copy_file_range(int in, loff_t *off_in, int out,
 				      loff_t *off_out, size_t len,
 				      unsigned flags)
 {
+	if (fd_hidden(in) || fd_hidden(out))
+		return fd_ret(-EBADF);
 	if (!fd_parks())
 		return FD_NEXT(copy_file_range,
 			       SYS6(SYS_copy_file_range, in, off_in, out,
