@@ -326,15 +326,23 @@ static void m_reap(struct m *mp)
 	rlock_unlock(&sched.lock);
 	if (!spare)
 		return;
-	/* sysmon's looks at this thread (it holds no P: sysmon is done) */
-	if (mp->statfd)
-		fd_runtime_close(mp->statfd - 1);
-	if (mp->sysfd)
-		fd_runtime_close(mp->sysfd - 1);
-	mp->statfd = 0;
-	mp->sysfd = 0;
+	m_task_files_close(mp);
 	atomic_store(&mp->g0->status, G_DEAD);
 	real.pthread_exit(NULL); /* g0 is the thread's own identity */
+}
+
+/* sysmon's files on mp's thread. Whoever takes a number first closes it:
+ * sysmon, once it took mp's P (it looks at mp no more until mp has one
+ * again, and an M blocked for good must not hold fds the program could
+ * use), or mp as its thread exits. */
+void m_task_files_close(struct m *mp)
+{
+	int fd = __atomic_exchange_n(&mp->statfd, 0, __ATOMIC_ACQ_REL);
+	if (fd)
+		fd_runtime_close(fd - 1);
+	fd = __atomic_exchange_n(&mp->sysfd, 0, __ATOMIC_ACQ_REL);
+	if (fd)
+		fd_runtime_close(fd - 1);
 }
 
 static void idle_signals_block(struct m *mp);

@@ -180,8 +180,9 @@ struct m {
 	_Atomic int64_t preempt_sent; /* when sysmon signalled it; 0 none */
 	_Atomic bool preempt_refused; /* the handler found no safe point */
 	int statfd;		   /* sysmon's /proc/self/task/TID/stat, +1 */
-	int sysfd;		   /* and .../syscall, +1 */
+	int sysfd;		   /* and .../syscall, +1 (m_task_files_close) */
 	int64_t sysmon_lookwhen;   /* sysmon last read that file */
+	int64_t sysmon_lostcpu;	   /* its CPU time then, while MP_LOST */
 
 	struct trace_buf *trace; /* its GOSHIM_TRACE events (trace.c) */
 };
@@ -536,6 +537,8 @@ void newm_start_pending(void); /* sysmon: start the Ms newm asked for */
 /* sysmon: take the P of mp, which sleeps in the kernel in user code, and
  * hand it off; false if mp entered the runtime meanwhile. */
 bool retake_blocked_m(struct m *mp);
+/* Close sysmon's files on mp's thread (see proc.c). */
+void m_task_files_close(struct m *mp);
 /* A goroutine is about to use its M's P: returns it (NULL if the M has
  * none) and the pstate to give back to p_unclaim. */
 struct p *p_claim(struct m *mp, uint32_t *prev);

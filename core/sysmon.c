@@ -142,6 +142,25 @@ static bool in_syscall(struct m *mp)
 	return n > 0 && buf[0] >= '0' && buf[0] <= '9';
 }
 
+/* The CPU time mp's thread has used (its thread CPU clock, which needs
+ * no file), or -1. */
+static int64_t thread_cputime(struct m *mp)
+{
+	struct timespec ts;
+	clockid_t clk = (clockid_t)((~(unsigned)mp->tid << 3) | 6);
+
+	if (SYS2(SYS_clock_gettime, clk, &ts) != 0)
+		return -1;
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* sysmon took mp's P: from now on watch_lost looks at it. */
+static void m_lost(struct m *mp)
+{
+	m_task_files_close(mp);
+	mp->sysmon_lostcpu = thread_cputime(mp);
+}
+
 static bool sigurg_blocked(uint64_t blocked)
 {
 	return blocked & ((uint64_t)1 << (SIGURG - 1));
@@ -236,8 +255,10 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 		pp->sysmon_asleep = true;
 		if (again && (st == 'S' || ran >= FORCE_PREEMPT_NS) &&
 		    (p_wanted(pp) || ran >= FORCE_PREEMPT_NS) &&
-		    retake_blocked_m(mp))
+		    retake_blocked_m(mp)) {
+			m_lost(mp);
 			return true;
+		}
 		at = now + STUCK_NS;
 		goto later;
 	}
@@ -264,8 +285,10 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 	bool unstoppable = atomic_load(&mp->preempt_refused) ||
 			   sigurg_blocked(blocked) || !preempt_on();
 	if (ran >= 2 * FORCE_PREEMPT_NS && p_wanted(pp) && unstoppable &&
-	    atomic_load(&mp->preempt_sent) == 0 && retake_blocked_m(mp))
+	    atomic_load(&mp->preempt_sent) == 0 && retake_blocked_m(mp)) {
+		m_lost(mp);
 		return true;
+	}
 	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on() &&
 	    !in_syscall(mp))
 		preempt_m(mp, gp, now);
@@ -277,7 +300,10 @@ later:
 }
 
 /* Ms whose P sysmon took run user code without one: once such a thread
- * runs (it woke from the kernel), signal it so it rejoins. */
+ * runs (it woke from the kernel), signal it so it rejoins. A thread that
+ * used no CPU since the last look is still asleep: its /proc files are
+ * read (and closed again) only when it did, so Ms blocked for good hold
+ * no fds of the program's. */
 static void watch_lost(int64_t now, int64_t *next)
 {
 	rlock_lock(&sched.alllock);
@@ -286,15 +312,21 @@ static void watch_lost(int64_t now, int64_t *next)
 			continue;
 		int64_t at = mp->sysmon_lookwhen + STUCK_NS;
 		if (now >= at) {
-			uint64_t blocked = 0;
-			char st = thread_state(mp, &blocked);
+			int64_t cpu = thread_cputime(mp);
 			mp->sysmon_lookwhen = now;
-			if (st == 'R' && !sigurg_blocked(blocked) &&
-			    preempt_on() && !in_syscall(mp))
-				preempt_m(mp,
-					  __atomic_load_n(&mp->curg,
+			if (cpu < 0 || cpu != mp->sysmon_lostcpu) {
+				uint64_t blocked = 0;
+				char st = thread_state(mp, &blocked);
+				mp->sysmon_lostcpu = cpu;
+				if (st == 'R' && !sigurg_blocked(blocked) &&
+				    preempt_on() && !in_syscall(mp))
+					preempt_m(mp,
+						  __atomic_load_n(
+							  &mp->curg,
 							  __ATOMIC_ACQUIRE),
-					  now);
+						  now);
+				m_task_files_close(mp);
+			}
 			at = now + STUCK_NS;
 		}
 		if (at < *next)
