@@ -283,15 +283,23 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 		case MP_LOST:
 			run_goroutine_handler(gp, sig, si, uc);
 			break;
-		case MP_SYSCALL:
+		case MP_SYSCALL: {
 			/* In a system call the runtime made: the handler may
 			 * call into it (park, take a P), so it runs as if the
 			 * call had returned, and the call goes back to the
-			 * kernel after it. */
+			 * kernel after it. exitsyscall may already park it
+			 * and resume it on another M: this thread keeps the
+			 * mask the kernel set for the handler (SIGCANCEL or
+			 * the signal blocked), which its record must say, or
+			 * the next goroutine here inherits it unseen. */
+			uint64_t during;
+			SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &during, 8);
+			gp->m->sigmask = during;
 			exitsyscall();
 			run_goroutine_handler(gp, sig, si, uc);
 			entersyscall();
 			break;
+		}
 		default:
 			/* In the runtime, maybe halfway through a switch
 			 * (this stack may be g0's): the goroutine gets it at
