@@ -217,25 +217,6 @@ static bool gsignal_interrupt(struct g *gp)
 	return hit;
 }
 
-bool g_cancel_due(struct g *gp)
-{
-	return !gp->is_main && tls_cancel_due(gp->tcb);
-}
-
-/* End gp's cancellable wait if it is in one. glibc marked the request
- * before: a wait that begins later sees it (waiter_block, under jlock). */
-static void gcancel_wake(struct g *gp)
-{
-	spin_lock(&gp->jlock);
-	struct waiter *w = gp->cancel_ok ? gp->intr_w : NULL;
-	bool hit = w && waiter_claim(w);
-	if (hit)
-		gp->cancel_hit = true;
-	spin_unlock(&gp->jlock);
-	if (hit)
-		waiter_finish(w, W_TIMEDOUT);
-}
-
 void gcancel(struct g *gp)
 {
 	_Atomic int *ch = tls_cancelhandling(gp->tcb);
@@ -264,8 +245,11 @@ void gcancel(struct g *gp)
 		atomic_store(&redirected, true);
 		sysmon_wake();
 	}
+	/* A trip (see kick): a cancellable wait sees the request and ends
+	 * (waiter_block); one about to park finds the permit. glibc marked
+	 * the request before, so a wait that begins later sees it too. */
 	if (g_cancel_due(gp))
-		gcancel_wake(gp);
+		goready(gp);
 }
 
 static bool ignored_by_default(int sig)

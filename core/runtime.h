@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdatomic.h>
+#include "tls.h"
 #include "../arch/arch.h"
 #include "lock.h"
 #include "timer.h"
@@ -312,7 +313,10 @@ int gsignal_send(struct g *gp, int sig); /* 0 or errno */
 void gcancel(struct g *gp);
 /* A cancel request for gp is due now (never for the main goroutine:
  * its unwind buffer is glibc's own, and unwinding there ends the M). */
-bool g_cancel_due(struct g *gp);
+static inline bool g_cancel_due(struct g *gp)
+{
+	return !gp->is_main && tls_cancel_due(gp->tcb);
+}
 /* On gp: raise what was kept for it and its mask lets through. */
 void gsignal_deliver(struct g *gp);
 /* The siginfo the kernel makes for a signal the process sends itself:

@@ -382,32 +382,35 @@ static bool arm_timer(struct g *gp, void *arg)
 	return true;
 }
 
+/* gp's wait is a cancellation point (cancel_begin) and a request is due:
+ * it ends as a timeout would, unless a wakeup claimed it first. */
+static bool cancel_claim(struct g *gp, struct waiter *w)
+{
+	uint32_t st = W_WAITING;
+
+	if (!gp->cancel_ok || !g_cancel_due(gp) ||
+	    !atomic_compare_exchange_strong(&w->state, &st, W_TIMEDOUT))
+		return false;
+	gp->cancel_hit = true;
+	return true;
+}
+
 uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		      const char *reason, int64_t deadline)
 {
 	unlock(lock);
 	if (w->g) {
 		struct g *gp = w->g;
-		bool intr = gp->intr_ok || gp->cancel_ok;
-		/* A signal or a cancel may end this wait (gsignal_interrupt,
-		 * gcancel_wake) while it is published here; never once it
-		 * returned. */
+		bool intr = gp->intr_ok;
+		/* A cancel request due before this wait ends it now. */
+		if (cancel_claim(gp, w))
+			return W_TIMEDOUT;
+		/* A signal may end this wait (gsignal_interrupt) while it is
+		 * published here; never once it returned. */
 		if (intr) {
 			spin_lock(&gp->jlock);
-			/* A cancel request due before this wait ends it now,
-			 * unless a wakeup claimed it already. */
-			uint32_t st = W_WAITING;
-			bool cancel = gp->cancel_ok && g_cancel_due(gp) &&
-				      atomic_compare_exchange_strong(
-					      &w->state, &st, W_TIMEDOUT);
-			if (cancel) {
-				gp->cancel_hit = true;
-			} else {
-				gp->intr_w = w;
-			}
+			gp->intr_w = w;
 			spin_unlock(&gp->jlock);
-			if (cancel)
-				return W_TIMEDOUT;
 		}
 		w->timer.when = deadline;
 		/* Chaos: a waker often finds it still on its way in. */
@@ -415,10 +418,14 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 			chaos_delay();
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
 		/* Woken with the wait not over: it ran a signal's handler
-		 * (gsignal_send), or a permit was left from an earlier wait. */
+		 * (gsignal_send), pthread_cancel came (gcancel: a
+		 * cancellable wait ends), or a permit was left from an
+		 * earlier wait. */
 		for (;;) {
 			uint32_t st = atomic_load(&w->state);
 			if (st != W_WAITING && st != W_CLAIMED)
+				break;
+			if (cancel_claim(gp, w))
 				break;
 			gopark(NULL, NULL, reason);
 		}
