@@ -206,7 +206,7 @@ static uintptr_t disposition(int sig)
 static bool gsignal_interrupt(struct g *gp)
 {
 	spin_lock(&gp->jlock);
-	struct waiter *w = gp->intr_ok ? gp->intr_w : NULL;
+	struct waiter *w = gp->intr_w;
 	bool hit = w && waiter_claim(w);
 	if (hit)
 		gp->intr_hit = true;

@@ -327,7 +327,7 @@ static struct g *route_target(int sig)
 		if (gp->is_g0 || st == G_IDLE || st == G_DEAD ||
 		    (gp->sigmask & sigbit(sig)))
 			continue;
-		if (st == G_WAITING && gp->intr_ok && gp->intr_w)
+		if (st == G_WAITING && gp->intr_w)
 			return gp;
 		if (on_m == NULL && (st == G_RUNNING || st == G_SYSCALL))
 			on_m = gp;
