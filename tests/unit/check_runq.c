@@ -768,16 +768,6 @@ static void owner_run(struct conc *c)
 		uint64_t steals0 = atomic_load(&c->steals);
 		bool waited = false;
 		while (put < n) {
-			/* Halfway through, make sure a thief got to run this
-			 * round (a busy machine may starve them), so every
-			 * round has the owner and thieves at P0 together. */
-			if (!waited && put >= n / 2) {
-				int64_t until = now_ns() + 1000000000;
-				while (atomic_load(&c->steals) == steals0 &&
-				       !runqempty(p0) && now_ns() < until)
-					sched_yield();
-				waited = true;
-			}
 			uint32_t r = xorshift(&rnd);
 			/* Mostly small bursts; now and then one big enough
 			 * to fill the ring and spill. */
@@ -802,6 +792,23 @@ static void owner_run(struct conc *c)
 					spills++;
 					early += !full;
 				}
+			}
+			/* Halfway through, right after a burst (P0 holds
+			 * something even in the runnext race, where the owner
+			 * takes back all it puts), make sure a thief got to
+			 * steal this round: a busy machine, or valgrind's one
+			 * thread at a time, may starve them. Every round then
+			 * has the owner and thieves at P0 together. Until the
+			 * first steal of the run the wait is long, so the
+			 * run always steals. */
+			if (!waited && put >= n / 2) {
+				int64_t until = now_ns() +
+						(atomic_load(&c->steals) ? 1 : 30) *
+							1000000000LL;
+				while (atomic_load(&c->steals) == steals0 &&
+				       !runqempty(p0) && now_ns() < until)
+					sched_yield();
+				waited = true;
 			}
 			for (uint32_t k = 0; k < gets; k++) {
 				struct g *gp = runqget(p0, &inherit);
