@@ -630,6 +630,7 @@ struct conc {
 	_Atomic uint64_t global_gets; /* thieves' successful globrunqget */
 	_Atomic uint64_t thief_takes; /* Gs thieves took in all */
 	_Atomic int ready;	      /* thieves started */
+	_Atomic bool go;	      /* thieves steal: after the first burst */
 	char failure[256];
 };
 
@@ -686,6 +687,8 @@ static void *thief_main(void *arg)
 	bool inherit;
 
 	atomic_fetch_add(&c->ready, 1);
+	while (!atomic_load(&c->go))
+		sched_yield();
 	while (!atomic_load(&c->stop)) {
 		struct g *gp = runqget(own, &inherit);
 		if (gp) {
@@ -781,6 +784,14 @@ static void owner_run(struct conc *c)
 				burst = 1 + (r >> 8) % 2;
 				gets = burst + (r >> 16) % 2;
 			}
+			/* The first burst, before the thieves start, fills
+			 * the ring and spills for sure: the big bursts
+			 * above may all be stolen from as they go when the
+			 * machine starves the owner (seen under a load of
+			 * 80 on 2 CPUs). */
+			bool first = !atomic_load(&c->go);
+			if (first)
+				burst = RUNQ_SIZE + 1;
 			for (uint32_t k = 0; k < burst && put < n; k++, put++) {
 				int32_t before = atomic_load(&sched.runqsize);
 				/* Thieves only shorten the ring meanwhile. */
@@ -793,6 +804,8 @@ static void owner_run(struct conc *c)
 					early += !full;
 				}
 			}
+			if (first)
+				atomic_store(&c->go, true);
 			/* Halfway through, right after a burst (P0 holds
 			 * something even in the runnext race, where the owner
 			 * takes back all it puts), make sure a thief got to
