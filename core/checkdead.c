@@ -16,17 +16,15 @@
 #include <string.h>
 #include <unistd.h>
 #include "debug.h"
-#include "procparse.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
 
 static int process_threads(void)
 {
-	char buf[4096];
-	long n = sys_read_file("/proc/self/status", buf, sizeof buf);
+	int n = proc_status_get("Threads:");
 
-	return n < 0 ? -1 : proc_status_field(buf, (size_t)n, "Threads:");
+	return n < 0 ? -1 : n;
 }
 
 static void say(const char *s, size_t n)

@@ -79,6 +79,7 @@ void fork_child(void)
 	tls_fork_child(gp ? gp->m->g0->tcb : NULL,
 		       gp && !gp->is_main ? gp->tcb : NULL);
 	netpoll_fork_child();
+	proc_status_open(); /* /proc/self was the parent */
 	sysmon_fork_child();
 	sched_fork_child(gp);
 	sigroute_fork_child(gp);

@@ -12,6 +12,13 @@
  * quota on any ancestor throttles the leaf just the same, so we take the
  * tightest quota from the leaf up to the root visible in the mount.
  *
+ * As Go 1.25 does, the quota files are found once, at start-up, and kept
+ * open; following the limit (each second, sysmon) re-reads them from
+ * their start. That needs no path walk (mountinfo on a busy host is long)
+ * and no open: an fd opened for an instant takes the lowest free number,
+ * which the program's own open, running meanwhile, should have had.
+ * Like Go, a process moved to another cgroup later is not followed.
+ *
  * Where the hierarchy lives is read from /proc/self/mountinfo, never
  * assumed: containers mount a sub-tree (the mount's root field), hybrid
  * systems have the cpu controller on v1 and an empty v2 unified mount, and
@@ -338,65 +345,109 @@ int cg_cfs(const char *quota_buf, size_t quota_len, const char *period_buf,
 	return cpus_for(quota, period);
 }
 
-/* Limit set in directory dir, 0 for none; *seen = 1 if its quota file
- * exists. v2: cpu.max; v1: cpu.cfs_quota_us with cpu.cfs_period_us. */
-static int dir_limit(const char *dir, int v2, int *seen)
-{
-	char path[PATH_MAX + 32], quota[64], period[64];
-	long qlen, plen;
+/* ---- kept quota files ---------------------------------------------------- */
 
-	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir,
-			     v2 ? "cpu.max" : "cpu.cfs_quota_us") >= sizeof path ||
-	    (qlen = sys_read_file(path, quota, sizeof quota)) < 0)
-		return 0;
-	*seen = 1;
-	if (v2)
-		return cg_cpu_max(quota, (size_t)qlen);
-	snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-	plen = sys_read_file(path, period, sizeof period);
-	if (plen < 0)
-		return 0;
-	return cg_cfs(quota, (size_t)qlen, period, (size_t)plen);
+/* Level l's limit now, 0 for none; its last one when it cannot be read. */
+static int level_limit(struct cg_files *f, struct cg_level *l)
+{
+	char quota[64], period[64];
+	long qlen = kept_read(&l->quota, quota, sizeof quota), plen;
+
+	if (qlen < 0)
+		return l->last;
+	if (f->v2) {
+		l->last = cg_cpu_max(quota, (size_t)qlen);
+	} else {
+		if ((plen = kept_read(&l->period, period, sizeof period)) < 0)
+			return l->last;
+		l->last = cg_cfs(quota, (size_t)qlen, period, (size_t)plen);
+	}
+	return l->last;
 }
 
-/* Tightest limit from the process's directory in one hierarchy up to the
- * mount point (inclusive); 0 for none. *seen as for dir_limit. */
-static int hierarchy_limit(const char *proc_root, const char *fs_root,
-			   const char *cgpath, int v2, int *seen)
+static void level_close(struct cg_level *l)
+{
+	if (l->quota.fd >= 0)
+		sys_close(l->quota.fd);
+	if (l->period.fd >= 0)
+		sys_close(l->period.fd);
+}
+
+struct cg_walk {
+	struct cg_files *f;
+	int (*open_file)(const char *);
+	int seen; /* some level has a quota file */
+};
+
+/* Directory dir's quota files: kept as the next level, or (past
+ * CG_KEEP) read once into f->above. *seen if its quota file exists. v2:
+ * cpu.max; v1: cpu.cfs_quota_us with cpu.cfs_period_us. */
+static void level_add(struct cg_walk *w, const char *dir)
+{
+	struct cg_files *f = w->f;
+	struct cg_level l = { .quota.fd = -1, .period.fd = -1 };
+	char path[PATH_MAX + 32];
+
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir,
+			     f->v2 ? "cpu.max" : "cpu.cfs_quota_us") >=
+	    sizeof path)
+		return;
+	kept_open(&l.quota, path, w->open_file);
+	if (l.quota.fd < 0)
+		return;
+	w->seen = 1;
+	if (!f->v2) {
+		snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+		kept_open(&l.period, path, w->open_file);
+		if (l.period.fd < 0) {
+			sys_close(l.quota.fd);
+			return; /* no limit here */
+		}
+	}
+	if (f->n < CG_KEEP) {
+		f->lv[f->n++] = l;
+		return;
+	}
+	int n = level_limit(f, &l);
+	if (n > 0 && (f->above == 0 || n < f->above))
+		f->above = n;
+	level_close(&l);
+}
+
+/* Each level from the process's directory in one hierarchy up to the
+ * mount point (inclusive), leaf first. */
+static void hierarchy_walk(struct cg_walk *w, const char *proc_root,
+			   const char *fs_root, const char *cgpath)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
-	struct cg_mount m = { .v2 = v2, .path = cgpath };
+	struct cg_mount m = { .v2 = w->f->v2, .path = cgpath };
 	size_t base, len;
-	int best = 0;
 
 	if (cgpath[0] == '\0')
-		return 0;
+		return;
 	if ((size_t)snprintf(path, sizeof path, "%s/self/mountinfo",
 			     proc_root) >= sizeof path)
-		return 0;
+		return;
 	for_each_line(path, cg_mount_line, &m);
 	if (m.rel == NULL)
-		return 0;
+		return;
 	/* dir = fs_root + mount point + rel, without trailing slashes; base is
 	 * the length of the mount point's directory, where the walk stops. A
 	 * mount at "/" has base "" and its files at "/cpu.max". */
 	len = (size_t)snprintf(dir, sizeof dir, "%s%s", fs_root, m.mnt);
 	if (len >= sizeof dir)
-		return 0;
+		return;
 	while (len > 0 && dir[len - 1] == '/')
 		len--;
 	base = len;
 	len += (size_t)snprintf(dir + len, sizeof dir - len, "%s", m.rel);
 	if (len >= sizeof dir)
-		return 0;
+		return;
 	while (len > base && dir[len - 1] == '/')
 		len--;
 	dir[len] = '\0';
 	for (;;) {
-		int n = dir_limit(dir, v2, seen);
-
-		if (n > 0 && (best == 0 || n < best))
-			best = n;
+		level_add(w, dir);
 		if (len <= base)
 			break;
 		while (len > base && dir[len - 1] != '/') /* to the parent */
@@ -405,26 +456,64 @@ static int hierarchy_limit(const char *proc_root, const char *fs_root,
 			len--;
 		dir[len] = '\0';
 	}
+}
+
+void cg_files_open(struct cg_files *f, const char *proc_root,
+		   const char *fs_root, int (*open_file)(const char *path))
+{
+	char path[PATH_MAX];
+	struct cg_paths cg;
+	struct cg_walk w = { .f = f, .open_file = open_file };
+
+	memset(f, 0, sizeof *f);
+	cg.v1[0] = cg.v2[0] = '\0';
+	if ((size_t)snprintf(path, sizeof path, "%s/self/cgroup", proc_root) >=
+	    sizeof path)
+		return;
+	for_each_line(path, cg_paths_line, &cg);
+	/* v2 when it has the cpu controller here (some cpu.max on our path);
+	 * else v1's cpu hierarchy (hybrid systems: the v2 mount is empty). */
+	f->v2 = 1;
+	hierarchy_walk(&w, proc_root, fs_root, cg.v2);
+	if (w.seen)
+		return;
+	f->v2 = 0;
+	hierarchy_walk(&w, proc_root, fs_root, cg.v1);
+}
+
+int cg_files_limit(struct cg_files *f)
+{
+	int best = f->above;
+
+	for (int i = 0; i < f->n; i++) {
+		int n = level_limit(f, &f->lv[i]);
+		if (n > 0 && (best == 0 || n < best))
+			best = n;
+	}
 	return best;
+}
+
+void cg_files_close(struct cg_files *f)
+{
+	for (int i = 0; i < f->n; i++)
+		level_close(&f->lv[i]);
+	f->n = 0;
+}
+
+static int open_plain(const char *path)
+{
+	return sys_open(path, O_RDONLY);
 }
 
 int gomaxprocs_cgroup_limit(const char *proc_root, const char *fs_root)
 {
-	char path[PATH_MAX];
-	struct cg_paths cg;
-	int seen = 0, n;
+	struct cg_files f;
+	int n;
 
-	cg.v1[0] = cg.v2[0] = '\0';
-	if ((size_t)snprintf(path, sizeof path, "%s/self/cgroup", proc_root) >=
-	    sizeof path)
-		return 0;
-	for_each_line(path, cg_paths_line, &cg);
-	/* v2 when it has the cpu controller here (some cpu.max on our path);
-	 * else v1's cpu hierarchy (hybrid systems: the v2 mount is empty). */
-	n = hierarchy_limit(proc_root, fs_root, cg.v2, 1, &seen);
-	if (seen)
-		return n;
-	return hierarchy_limit(proc_root, fs_root, cg.v1, 0, &seen);
+	cg_files_open(&f, proc_root, fs_root, open_plain);
+	n = cg_files_limit(&f);
+	cg_files_close(&f);
+	return n;
 }
 
 /* ---- the rule ------------------------------------------------------------ */
@@ -449,11 +538,13 @@ static void say_bad(const char *val, int using)
 							 : sizeof msg - 1);
 }
 
-int gomaxprocs_compute(void)
+int gomaxprocs_compute(struct cg_files *cg,
+		       int (*open_file)(const char *path))
 {
 	const char *env = getenv("GOMAXPROCS");
 	int n = env ? gomaxprocs_parse(env) : -1;
 
+	memset(cg, 0, sizeof *cg);
 	if (n > GOMAXPROCS_MAX) {
 		char msg[128];
 		int len = snprintf(msg, sizeof msg,
@@ -466,11 +557,21 @@ int gomaxprocs_compute(void)
 	}
 	if (n > 0)
 		return n;
-	n = gomaxprocs_default(gomaxprocs_affinity_count(),
-			       gomaxprocs_cgroup_limit("/proc", ""));
-	if (n > GOMAXPROCS_MAX)
-		n = GOMAXPROCS_MAX;
+	cg_files_open(cg, "/proc", "", open_file);
+	cg->follow = 1;
+	n = gomaxprocs_update(cg);
 	if (env)
 		say_bad(env, n);
 	return n;
+}
+
+int gomaxprocs_update(struct cg_files *cg)
+{
+	int n;
+
+	if (!cg->follow)
+		return -1;
+	n = gomaxprocs_default(gomaxprocs_affinity_count(),
+			       cg_files_limit(cg));
+	return n > GOMAXPROCS_MAX ? GOMAXPROCS_MAX : n;
 }

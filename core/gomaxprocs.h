@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include "sys.h"
 
 /* Largest GOMAXPROCS goshim runs; a bigger one is capped (the env override
  * with a message, the default silently). */
@@ -21,7 +22,9 @@ int gomaxprocs_affinity_count(void);
  * Tightest CPU quota in cgroups on the path to the root, as a ceiling count
  * of CPUs (e.g. quota 150000/100000 -> 2), or 0 when unlimited/unknown.
  * proc_root is "/proc" in production; fs_root is prepended to mount points
- * found in mountinfo ("" in production) so tests can feed fake trees.
+ * found in mountinfo ("" in production) so tests can feed fake trees. The
+ * files are opened, read and closed (the runtime keeps them instead:
+ * cg_files_open).
  */
 int gomaxprocs_cgroup_limit(const char *proc_root, const char *fs_root);
 
@@ -31,12 +34,52 @@ int gomaxprocs_default(int affinity, int cgroup_limit);
 /* Parse an env value; returns N >= 1, or -1 if invalid. */
 int gomaxprocs_parse(const char *s);
 
+/* One cgroup directory's quota files (v2: cpu.max; v1: cpu.cfs_quota_us,
+ * cpu.cfs_period_us), and the limit last read there (0: none). */
+struct cg_level {
+	struct kept_file quota, period;
+	int last;
+};
+
+/* Levels kept open, from the process's directory up; the levels above
+ * are read once, at start-up. Eight covers every systemd and container
+ * layout seen (user@.service/app.slice/x.scope is five). */
+#define CG_KEEP 8
+
+/* The quota files of the process's cgroup path, found once and kept. */
+struct cg_files {
+	int v2;
+	int follow; /* gomaxprocs_update follows the limit (no env value) */
+	int n;
+	struct cg_level lv[CG_KEEP];
+	int above; /* tightest limit of the levels past CG_KEEP; 0: none */
+};
+
+/* Find the process's quota files from proc_root's self/cgroup and
+ * self/mountinfo (fs_root prepended to mount points) and open each with
+ * open_file (an fd or -errno). */
+void cg_files_open(struct cg_files *f, const char *proc_root,
+		   const char *fs_root, int (*open_file)(const char *path));
+/* The tightest limit now, re-reading every kept file from its start, as
+ * gomaxprocs_cgroup_limit counts; a file that cannot be read keeps its
+ * last value. */
+int cg_files_limit(struct cg_files *f);
+/* Close the kept files (tests; the runtime keeps them for good). */
+void cg_files_close(struct cg_files *f);
+
 /*
- * The whole rule for this process: env GOMAXPROCS if valid (capped at
- * GOMAXPROCS_MAX), else the default from /proc and the real affinity;
- * bad env -> one stderr line.
+ * The whole rule for this process at start-up: env GOMAXPROCS if valid
+ * (capped at GOMAXPROCS_MAX), else the default from /proc and the real
+ * affinity, with the quota files opened by open_file and kept in *cg for
+ * gomaxprocs_update; bad env -> one stderr line. The environment is read
+ * here only: later, the program may be changing it (setenv).
  */
-int gomaxprocs_compute(void);
+int gomaxprocs_compute(struct cg_files *cg,
+		       int (*open_file)(const char *path));
+
+/* The default now (Go 1.25 follows the affinity and the quota while the
+ * program runs), or -1 when the environment fixed the count. */
+int gomaxprocs_update(struct cg_files *cg);
 
 /*
  * The parsers of the kernel's cgroup files, with no I/O, so that unit

@@ -268,8 +268,10 @@ static void prog_deliver(int sig, siginfo_t *si, void *uc)
 	if (want != now)
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &want, NULL, 8);
 	struct g *gp = getg();
-	if (gp)
+	if (gp) {
 		gp->in_sighandler++;
+		gp->handlers_ran++;
+	}
 	if (a.sa_flags & SA_SIGINFO)
 		a.sa_sigaction(sig, si, uc);
 	else

@@ -121,7 +121,8 @@ static void runtime_init(void)
 	stack_init();
 	threadlimit_init();
 	prctl(PR_GET_NAME, sched.main_name);
-	sched_init(gomaxprocs_compute());
+	sched_init(sysmon_gomaxprocs());
+	proc_status_open();
 	wire_init();
 	debug_init();
 	netpoll_init();

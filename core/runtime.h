@@ -141,6 +141,9 @@ struct g {
 	 * entry in one is no place to yield. A handler that longjmps out
 	 * leaves it counted. */
 	uint32_t in_sighandler;
+	/* Program signal handlers that ran on it, ever: an EINTR with no
+	 * new one was goshim's own signal (shim/fd.h, own_eintr). */
+	uint32_t handlers_ran;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -184,6 +187,7 @@ struct m {
 	int sysfd;		   /* and .../syscall, +1 (m_task_files_close) */
 	int64_t sysmon_lookwhen;   /* sysmon last read that file */
 	int64_t sysmon_lostcpu;	   /* its CPU time then, while MP_LOST */
+	uint32_t sysmon_stillness; /* looks since, while MP_LOST */
 
 	struct trace_buf *trace; /* its GOSHIM_TRACE events (trace.c) */
 };
@@ -533,6 +537,11 @@ void exitsyscall(void);
  * it did. */
 bool retake_syscall_p(struct p *pp, int64_t now);
 void sysmon_start(void);
+int sysmon_gomaxprocs(void); /* at start-up; keeps the quota files */
+/* /proc/self/status, kept open (procstatus.c): opened at start-up and in
+ * a child of fork; a field's value ("Threads:"), or -errno. */
+void proc_status_open(void);
+int proc_status_get(const char *name);
 void sysmon_ensure(void); /* start it if it is not running */
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */

@@ -254,6 +254,7 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	gp->sigmask = during & ~SIG_GLIBC_INTERNAL;
 	gp->m->sigmask = during;
 	gp->in_sighandler++;
+	gp->handlers_ran++;
 	run_program_handler(sig, si, uc);
 	gp->in_sighandler--;
 	gp->sigmask = after & ~SIG_GLIBC_INTERNAL;

@@ -4,37 +4,37 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <linux/futex.h>
 #include <time.h>
 #include "sys.h"
 
-long sys_read_file(const char *path, char *buf, size_t cap)
+void kept_open(struct kept_file *k, const char *path,
+	       int (*open_file)(const char *path))
 {
-	int fd = sys_open(path, O_RDONLY);
-	size_t len = 0;
+	struct stat st;
 
-	if (fd < 0)
-		return fd;
-	if (cap == 0) {
-		sys_close(fd);
-		return -EINVAL;
+	k->fd = open_file(path);
+	if (k->fd < 0) {
+		k->fd = -1;
+	} else if (SYS2(SYS_fstat, k->fd, &st) != 0) {
+		sys_close(k->fd);
+		k->fd = -1;
+	} else {
+		k->dev = st.st_dev;
+		k->ino = st.st_ino;
 	}
-	while (len < cap - 1) {
-		long n = sys_read(fd, buf + len, cap - 1 - len);
-		if (n == -EINTR)
-			continue;
-		if (n < 0) {
-			sys_close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	sys_close(fd);
-	return (long)len;
+}
+
+long kept_read(const struct kept_file *k, char *buf, size_t cap)
+{
+	struct stat st;
+
+	if (k->fd < 0 || SYS2(SYS_fstat, k->fd, &st) != 0 ||
+	    st.st_dev != k->dev || st.st_ino != k->ino)
+		return -1;
+	return sys_pread(k->fd, buf, cap, 0);
 }
 
 long sys_epoll_wait_ts(int epfd, void *ev, int max, const struct timespec *ts,

@@ -66,9 +66,25 @@ static inline long sys_futex(void *uaddr, int op, uint32_t val,
 	return SYS6(SYS_futex, uaddr, op, val, timeout, uaddr2, val3);
 }
 
-/* Read a whole small file (at most cap-1 bytes) into buf, NUL-terminated.
- * Returns its length or -errno. */
-long sys_read_file(const char *path, char *buf, size_t cap);
+
+/*
+ * A file the runtime opens once and re-reads from its start (a /proc or
+ * cgroup file): an fd opened for an instant takes the lowest free
+ * number, which the program's own open, running meanwhile, should have
+ * had. What names the file is kept too: a number closed behind the
+ * runtime's back (a raw close_range) may name a file of the program's
+ * later, and that one is never read.
+ */
+struct kept_file {
+	int fd; /* -1: none */
+	uint64_t dev, ino;
+};
+/* Open path with open_file (an fd or -errno); k->fd -1 if it fails. */
+void kept_open(struct kept_file *k, const char *path,
+	       int (*open_file)(const char *path));
+/* Its content from its start (at most cap bytes): the length, or -1 if
+ * it cannot be read or its number names another file now. */
+long kept_read(const struct kept_file *k, char *buf, size_t cap);
 /* epoll_pwait2 with a timespec (NULL: no timeout), or on a kernel before
  * 5.11 epoll_pwait in milliseconds rounded up, so never back before the
  * time; mask: a kernel sigset or NULL. Count or -errno. */

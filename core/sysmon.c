@@ -52,26 +52,49 @@
 #define FORCE_PREEMPT_NS 10000000 /* Go's forcePreemptNS */
 #define STUCK_NS 1000000	  /* no progress this long: look at /proc */
 #define RETRY_NS 200000		  /* a refused preemption: ask again */
+#define LOST_STILL_LOOKS 20	  /* a lost M this still: close its files */
 #define NETPOLL_NS 10000000
 #define TIMER_LATE_NS 1000000	  /* an overdue timer nobody ran */
 
 static struct note wake;
 
 /* Go 1.25: GOMAXPROCS follows the CPU affinity and the cgroup quota,
- * read again every second, unless the environment sets it. The first
- * read is start-up's (sched_init): not again at sysmon's first tick,
- * where its files would take fd numbers while main() makes its first. */
+ * read again every second, unless the environment sets it. The quota
+ * files are found and opened at start-up (sched_init), before main(),
+ * and kept hidden: re-reading them opens nothing, so no fd of the
+ * runtime's takes a number the program's own open should have had. */
+static struct cg_files procs_cg;
+
+/* The child of fork keeps them: it is in the same cgroup. */
+static int open_quota(const char *path)
+{
+	int fd = fd_runtime_open_ro(path);
+
+	if (fd >= 0)
+		fd_runtime_fork_keep(fd);
+	return fd;
+}
+
+/* GOMAXPROCS at start-up. */
+int sysmon_gomaxprocs(void)
+{
+	return gomaxprocs_compute(&procs_cg, open_quota);
+}
+
 static void gomaxprocs_follow(int64_t now)
 {
 	static int64_t last;
+	int n;
 
 	if (last == 0)
 		last = now;
-	if (now - last < 1000000000 || getenv("GOMAXPROCS"))
+	if (now - last < 1000000000)
 		return;
 	last = now;
-	procresize(gomaxprocs_compute());
+	if ((n = gomaxprocs_update(&procs_cg)) > 0)
+		procresize(n);
 }
+
 static _Atomic bool running;
 
 void sysmon_wake(void)
@@ -96,7 +119,7 @@ static long task_pread(struct m *mp, int *fdp, const char *name, char *buf,
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/task/%d/%s",
 			 (int)mp->tid, name);
-		int fd = fd_runtime_open(path, O_RDONLY, 0);
+		int fd = fd_runtime_open_ro(path);
 		if (fd < 0)
 			return fd;
 		*fdp = fd + 1;
@@ -154,11 +177,16 @@ static int64_t thread_cputime(struct m *mp)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* sysmon took mp's P: from now on watch_lost looks at it. */
-static void m_lost(struct m *mp)
+/* sysmon took mp's P: from now on watch_lost looks at it. An M asleep
+ * in the kernel may stay there for good: it holds no fd of the
+ * program's table meanwhile. One that runs on keeps its files for the
+ * next looks (each open takes, for an instant, the lowest free fd). */
+static void m_lost(struct m *mp, bool asleep)
 {
-	m_task_files_close(mp);
+	if (asleep)
+		m_task_files_close(mp);
 	mp->sysmon_lostcpu = thread_cputime(mp);
+	mp->sysmon_stillness = 0;
 }
 
 static bool sigurg_blocked(uint64_t blocked)
@@ -256,7 +284,7 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 		if (again && (st == 'S' || ran >= FORCE_PREEMPT_NS) &&
 		    (p_wanted(pp) || ran >= FORCE_PREEMPT_NS) &&
 		    retake_blocked_m(mp)) {
-			m_lost(mp);
+			m_lost(mp, true);
 			return true;
 		}
 		at = now + STUCK_NS;
@@ -286,7 +314,7 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 			   sigurg_blocked(blocked) || !preempt_on();
 	if (ran >= 2 * FORCE_PREEMPT_NS && p_wanted(pp) && unstoppable &&
 	    atomic_load(&mp->preempt_sent) == 0 && retake_blocked_m(mp)) {
-		m_lost(mp);
+		m_lost(mp, false);
 		return true;
 	}
 	if (st == 'R' && !sigurg_blocked(blocked) && preempt_on() &&
@@ -301,9 +329,11 @@ later:
 
 /* Ms whose P sysmon took run user code without one: once such a thread
  * runs (it woke from the kernel), signal it so it rejoins. A thread that
- * used no CPU since the last look is still asleep: its /proc files are
- * read (and closed again) only when it did, so Ms blocked for good hold
- * no fds of the program's. */
+ * used no CPU since the last look is asleep, or waits for a CPU: its
+ * /proc files are read only when it ran, and closed once it has not for
+ * LOST_STILL_LOOKS looks, so Ms blocked for good hold no fds of the
+ * program's, and one that runs (on a busy machine, now and then) opens
+ * none. */
 static void watch_lost(int64_t now, int64_t *next)
 {
 	rlock_lock(&sched.alllock);
@@ -325,6 +355,9 @@ static void watch_lost(int64_t now, int64_t *next)
 							  &mp->curg,
 							  __ATOMIC_ACQUIRE),
 						  now);
+				mp->sysmon_stillness = 0;
+			} else if (++mp->sysmon_stillness ==
+				   LOST_STILL_LOOKS) {
 				m_task_files_close(mp);
 			}
 			at = now + STUCK_NS;

@@ -73,6 +73,51 @@ static inline bool fd_restart(int e, int64_t deadline)
 	return e == EINTR && getg()->intr_restart && deadline < 0;
 }
 
+/*
+ * The kernel never restarts the poll family (poll, select, the epoll
+ * waits) after a handler: they fail with EINTR. sysmon's preemption
+ * signal can reach a goroutine inside one, where natively nothing would
+ * have interrupted it; such a call (one that does not wait: goshim's
+ * looks, a zero timeout) is made again. An EINTR after a handler of the program's ran on the goroutine
+ * (handlers_ran moved) is the program's, as natively.
+ */
+static inline uint32_t fd_handlers_ran(void)
+{
+	return on_goroutine() ? getg()->handlers_ran : 0;
+}
+
+static inline bool own_eintr(uint32_t before)
+{
+	return on_goroutine() && getg()->handlers_ran == before;
+}
+
+/* A raw look (-errno) that does not wait, made again after an EINTR of
+ * goshim's. */
+#define FD_NO_OWN_EINTR(call)                                         \
+	({                                                            \
+		uint32_t h_ = fd_handlers_ran();                      \
+		long r_;                                              \
+		while ((r_ = (call)) == -EINTR && own_eintr(h_))      \
+			;                                             \
+		r_;                                                   \
+	})
+
+/* A poll-family call that does not wait (a zero timeout), or one from a
+ * thread goshim does not run: the C library's (FD_REAL), under
+ * entersyscall (a runtime entry, where a goroutine sysmon asked to yield
+ * does so, and where no preemption signal is sent to it), made again
+ * after an EINTR of goshim's; errno is kept on a retry. */
+#define FD_NOWAIT_CALL(fn, raw, ...)                                  \
+	IN_SYSCALL(({                                                 \
+		int e_ = errno;                                       \
+		uint32_t h_ = fd_handlers_ran();                      \
+		long r_;                                              \
+		while ((r_ = FD_REAL(fn, raw, __VA_ARGS__)) == -1 &&  \
+		       errno == EINTR && own_eintr(h_))               \
+			errno = e_;                                   \
+		r_;                                                   \
+	}))
+
 /* A call that is a cancellation point starts: a request already due acts
  * now, whether or not the call will wait, as glibc's would. */
 static inline void fd_cancel_point(void)

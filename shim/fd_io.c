@@ -60,7 +60,9 @@ long fd_ready(int fd, short events, bool wait)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	struct timespec zero = { 0, 0 };
-	long r = SYS6(SYS_ppoll, &p, 1, wait ? NULL : &zero, NULL, 0, 0);
+	long r = wait ? SYS6(SYS_ppoll, &p, 1, NULL, NULL, 0, 0)
+		      : FD_NO_OWN_EINTR(SYS6(SYS_ppoll, &p, 1, &zero, NULL, 0,
+					     0));
 	return r > 0 ? p.revents : r;
 }
 

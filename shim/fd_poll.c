@@ -44,7 +44,6 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include "fd.h"
-#include "../core/procparse.h"
 
 #define FEW 8
 #define SIGSET_BYTES (_NSIG / 8) /* the kernel's sigset_t */
@@ -136,7 +135,8 @@ static struct timespec *time_left(struct timespec *ts, int64_t deadline)
 static long signal_look(const sigset_t *mask)
 {
 	struct timespec zero = { 0, 0 };
-	return mask ? SYS6(SYS_ppoll, NULL, 0, &zero, mask, SIGSET_BYTES, 0)
+	return mask ? FD_NO_OWN_EINTR(SYS6(SYS_ppoll, NULL, 0, &zero, mask,
+					   SIGSET_BYTES, 0))
 		    : 0;
 }
 
@@ -157,7 +157,8 @@ static long poll_look(void *arg)
 {
 	struct poll_args *a = arg;
 	struct timespec zero = { 0, 0 };
-	return SYS6(SYS_ppoll, a->fds, a->n, &zero, a->mask, SIGSET_BYTES, 0);
+	return FD_NO_OWN_EINTR(SYS6(SYS_ppoll, a->fds, a->n, &zero, a->mask,
+				    SIGSET_BYTES, 0));
 }
 
 /* What a pollfd waits for; errors and hang-ups wake either mode. */
@@ -229,9 +230,10 @@ static long raw_poll(struct pollfd *fds, nfds_t n, int timeout)
 GOSHIM_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	if (!fd_parks() || timeout == 0)
-		return (int)poll_hide(fds, n,
-				      FD_REAL(poll, raw_poll(fds, n, timeout),
-					      fds, n, timeout));
+		return (int)poll_hide(
+			fds, n,
+			FD_NOWAIT_CALL(poll, raw_poll(fds, n, timeout), fds, n,
+				       timeout));
 	return (int)fd_ret(poll_park(fds, n, deadline_ms(timeout), NULL));
 }
 
@@ -252,10 +254,10 @@ GOSHIM_EXPORT int ppoll(struct pollfd *fds, nfds_t n,
 			const struct timespec *ts, const sigset_t *mask)
 {
 	if (!fd_parks() || ts_zero(ts))
-		return (int)poll_hide(fds, n,
-				      FD_REAL(ppoll,
-					      raw_ppoll(fds, n, ts, mask), fds,
-					      n, ts, mask));
+		return (int)poll_hide(
+			fds, n,
+			FD_NOWAIT_CALL(ppoll, raw_ppoll(fds, n, ts, mask), fds,
+				       n, ts, mask));
 	if (ts && !ts_valid(ts))
 		return (int)fd_ret(-EINVAL);
 	return (int)fd_ret(poll_park(fds, n, deadline_ts(ts), mask));
@@ -305,8 +307,8 @@ static long select_look(void *arg)
 		if (s[i])
 			memcpy(s[i], a->set[i], a->bytes);
 	}
-	long r = SYS6(SYS_pselect6, a->nfds, s[0], s[1], s[2], &zero,
-		      a->mask);
+	long r = FD_NO_OWN_EINTR(SYS6(SYS_pselect6, a->nfds, s[0], s[1],
+				      s[2], &zero, a->mask));
 	for (int i = 0; i < 3 && r > 0; i++)
 		if (s[i])
 			memcpy(a->set[i], s[i], a->bytes);
@@ -364,25 +366,6 @@ static bool select_hides(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 	return false;
 }
 
-/* The size of the fd table (FDSize in /proc/self/status): Linux reads a
- * set larger than fd_set only that far, so may the looks. -errno if it
- * cannot be read. */
-static int fd_table_size(void)
-{
-	char buf[1024];
-	int fd = sys_open("/proc/self/status", O_RDONLY), size;
-	long n;
-
-	if (fd < 0)
-		return fd;
-	n = sys_read(fd, buf, sizeof buf);
-	sys_close(fd);
-	if (n < 0)
-		return (int)n;
-	size = proc_status_field(buf, (size_t)n, "FDSize:");
-	return size >= 0 ? size : -ENOENT;
-}
-
 /* select and pselect on a goroutine, nfds >= 0: the count, or -errno. */
 static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 			int64_t deadline, const sigset_t *mask)
@@ -399,7 +382,9 @@ static long select_park(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 
 	fd_cancel_point();
 	if (nfds > FD_SETSIZE) {
-		int max = fd_table_size();
+		/* Linux reads a set larger than fd_set only as far as
+		 * the fd table goes (FDSize), so may the looks. */
+		int max = proc_status_get("FDSize:");
 		if (max < 0)
 			goto blocking;
 		/* Bits beyond are not read: the same call, on what is. */
@@ -486,8 +471,9 @@ GOSHIM_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || nfds < 0 ||
 	    (tv && tv->tv_sec == 0 && tv->tv_usec == 0))
-		return (int)FD_REAL(select, raw_select(nfds, rd, wr, ex, tv),
-				    nfds, rd, wr, ex, tv);
+		return (int)FD_NOWAIT_CALL(select,
+					   raw_select(nfds, rd, wr, ex, tv),
+					   nfds, rd, wr, ex, tv);
 	if (tv && (tv->tv_sec < 0 || tv->tv_usec < 0))
 		return (int)fd_ret(-EINVAL);
 	/* tv_usec may hold more than a second, as for the kernel. */
@@ -526,9 +512,9 @@ GOSHIM_EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 	if (select_hides(nfds, rd, wr, ex) && (!ts || ts_valid(ts)))
 		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || nfds < 0 || ts_zero(ts))
-		return (int)FD_REAL(pselect,
-				    raw_pselect(nfds, rd, wr, ex, ts, mask),
-				    nfds, rd, wr, ex, ts, mask);
+		return (int)FD_NOWAIT_CALL(
+			pselect, raw_pselect(nfds, rd, wr, ex, ts, mask), nfds,
+			rd, wr, ex, ts, mask);
 	if (ts && !ts_valid(ts))
 		return (int)fd_ret(-EINVAL);
 	return (int)fd_ret(
@@ -547,8 +533,8 @@ struct epoll_args {
 static long epoll_look(void *arg)
 {
 	struct epoll_args *a = arg;
-	long r = SYS6(SYS_epoll_pwait, a->epfd, a->ev, a->max, 0, a->mask,
-		      SIGSET_BYTES);
+	long r = FD_NO_OWN_EINTR(SYS6(SYS_epoll_pwait, a->epfd, a->ev,
+				      a->max, 0, a->mask, SIGSET_BYTES));
 	return r == 0 ? signal_look(a->mask) : r;
 }
 
@@ -605,10 +591,10 @@ GOSHIM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max,
 	if (epoll_hides(epfd, max))
 		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || timeout == 0)
-		return (int)FD_REAL(epoll_wait,
-				    SYS6(SYS_epoll_pwait, epfd, ev, max,
-					 timeout, NULL, 0),
-				    epfd, ev, max, timeout);
+		return (int)FD_NOWAIT_CALL(epoll_wait,
+					   SYS6(SYS_epoll_pwait, epfd, ev, max,
+						timeout, NULL, 0),
+					   epfd, ev, max, timeout);
 	return (int)fd_ret(epoll_park(epfd, ev, max, deadline_ms(timeout),
 				      NULL));
 }
@@ -619,10 +605,10 @@ GOSHIM_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max,
 	if (epoll_hides(epfd, max))
 		return (int)fd_ret(-EBADF);
 	if (!fd_parks() || timeout == 0)
-		return (int)FD_REAL(epoll_pwait,
-				    SYS6(SYS_epoll_pwait, epfd, ev, max,
-					 timeout, mask, SIGSET_BYTES),
-				    epfd, ev, max, timeout, mask);
+		return (int)FD_NOWAIT_CALL(epoll_pwait,
+					   SYS6(SYS_epoll_pwait, epfd, ev, max,
+						timeout, mask, SIGSET_BYTES),
+					   epfd, ev, max, timeout, mask);
 	return (int)fd_ret(epoll_park(epfd, ev, max, deadline_ms(timeout),
 				      mask));
 }
@@ -642,7 +628,9 @@ GOSHIM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 	if (ts && (r = sys_ts_check(ts)) != 0)
 		return (int)fd_ret(r);
 	if (ts_zero(ts))
-		return (int)fd_ret(SYS6(SYS_epoll_pwait2, epfd, ev, max, ts,
-					mask, SIGSET_BYTES));
+		return (int)FD_NOWAIT_CALL(epoll_pwait2,
+					   SYS6(SYS_epoll_pwait2, epfd, ev, max,
+						ts, mask, SIGSET_BYTES),
+					   epfd, ev, max, ts, mask);
 	return (int)fd_ret(epoll_park(epfd, ev, max, deadline_ts(ts), mask));
 }

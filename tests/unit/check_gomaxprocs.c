@@ -5,6 +5,8 @@
  * mounted trees under the same directory). Run from the repository root.
  */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -188,6 +190,94 @@ START_TEST(cgroup_long_mountinfo)
 }
 END_TEST
 
+/* ---- kept quota files ---------------------------------------------------- */
+
+static int open_ro(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	f = fopen(path, "w"); /* same file, new content, as cgroupfs */
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The files stay open and are read again from their start: a new quota
+ * is seen, at the leaf and at a kept ancestor; levels past CG_KEEP count
+ * as read at start-up; a kept number closed behind the runtime's back
+ * and given to another file is not read, its level keeps its last value. */
+START_TEST(cgroup_follow)
+{
+	char tmp[] = "/tmp/check_gomaxprocs.XXXXXX", path[1024], cmd[1100];
+	struct cg_files cg;
+	int leaf = CG_KEEP + 2; /* levels l1 .. l10 */
+	size_t len;
+
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	snprintf(path, sizeof path, "%s/self", tmp);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	len = (size_t)snprintf(path, sizeof path, "%s/cg", tmp);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	put_file(tmp, "self/mountinfo",
+		 "30 23 0:26 / /cg rw - cgroup2 cgroup2 rw\n");
+	char cgline[256] = "0::";
+	for (int i = 1; i <= leaf; i++) {
+		len += (size_t)snprintf(path + len, sizeof path - len, "/l%d", i);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+		put_file(path, "cpu.max", "max 100000\n");
+		snprintf(cgline + strlen(cgline), sizeof cgline - strlen(cgline),
+			 "/l%d", i);
+	}
+	strcat(cgline, "\n");
+	put_file(tmp, "self/cgroup", cgline);
+	char *leafdir = strdup(path), *l3 = strdup(path);
+	*strstr(l3, "/l4/") = '\0';
+	char *l1 = strdup(path);
+	*strstr(l1, "/l2/") = '\0';
+
+	/* l1 (past CG_KEEP) 2.5 CPUs, read once */
+	put_file(l1, "cpu.max", "250000 100000\n");
+	cg_files_open(&cg, tmp, tmp, open_ro);
+	ck_assert_int_eq(cg.v2, 1);
+	ck_assert_int_eq(cg.n, CG_KEEP);
+	ck_assert_int_eq(cg_files_limit(&cg), 3);
+	put_file(l1, "cpu.max", "100000 100000\n");
+	ck_assert_int_eq(cg_files_limit(&cg), 3);
+	put_file(l3, "cpu.max", "150000 100000\n"); /* kept: followed */
+	ck_assert_int_eq(cg_files_limit(&cg), 2);
+	put_file(leafdir, "cpu.max", "100000 100000\n");
+	ck_assert_int_eq(cg_files_limit(&cg), 1);
+	put_file(leafdir, "cpu.max", "max 100000\n");
+	ck_assert_int_eq(cg_files_limit(&cg), 2);
+	put_file(leafdir, "cpu.max", "50000 100000\n");
+	ck_assert_int_eq(cg_files_limit(&cg), 1);
+
+	/* The leaf's number now names another file, saying "max". */
+	snprintf(path, sizeof path, "%s/decoy", tmp);
+	put_file(tmp, "decoy", "max 100000\n");
+	int decoy = open(path, O_RDONLY);
+	ck_assert_int_ge(decoy, 0);
+	ck_assert_int_eq(dup2(decoy, cg.lv[0].quota.fd), cg.lv[0].quota.fd);
+	close(decoy);
+	ck_assert_int_eq(cg_files_limit(&cg), 1);
+
+	cg_files_close(&cg);
+	free(leafdir);
+	free(l3);
+	free(l1);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- gomaxprocs_compute -------------------------------------------------- */
 
 /* Run gomaxprocs_compute with stderr captured; returns its result. */
@@ -197,10 +287,16 @@ static int compute_capture(char *err, size_t cap)
 	int saved = dup(2), n;
 	size_t len;
 
+	struct cg_files cg;
+
 	ck_assert_ptr_nonnull(f);
 	dup2(fileno(f), 2);
-	n = gomaxprocs_compute();
+	n = gomaxprocs_compute(&cg, open_ro);
 	dup2(saved, 2);
+	/* It follows the quota unless the environment fixed the count. */
+	ck_assert_int_eq(gomaxprocs_update(&cg),
+			 cg.follow ? n : -1);
+	cg_files_close(&cg);
 	close(saved);
 	rewind(f);
 	len = fread(err, 1, cap - 1, f);
@@ -272,6 +368,7 @@ static Suite *gomaxprocs_suite(void)
 	tcase_add_loop_test(tc, cgroup_fixture, 0,
 			    (int)(sizeof cases / sizeof cases[0]));
 	tcase_add_test(tc, cgroup_long_mountinfo);
+	tcase_add_test(tc, cgroup_follow);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("compute");
