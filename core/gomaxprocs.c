@@ -365,17 +365,15 @@ static int level_limit(struct cg_files *f, struct cg_level *l)
 	return l->last;
 }
 
-static void level_close(struct cg_level *l)
+static void level_close(struct cg_level *l, const struct kept_ops *ops)
 {
-	if (l->quota.fd >= 0)
-		sys_close(l->quota.fd);
-	if (l->period.fd >= 0)
-		sys_close(l->period.fd);
+	kept_close(&l->quota, ops);
+	kept_close(&l->period, ops);
 }
 
 struct cg_walk {
 	struct cg_files *f;
-	int (*open_file)(const char *);
+	const struct kept_ops *ops;
 	int seen; /* some level has a quota file */
 };
 
@@ -392,15 +390,15 @@ static void level_add(struct cg_walk *w, const char *dir)
 			     f->v2 ? "cpu.max" : "cpu.cfs_quota_us") >=
 	    sizeof path)
 		return;
-	kept_open(&l.quota, path, w->open_file);
+	kept_open(&l.quota, path, w->ops);
 	if (l.quota.fd < 0)
 		return;
 	w->seen = 1;
 	if (!f->v2) {
 		snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-		kept_open(&l.period, path, w->open_file);
+		kept_open(&l.period, path, w->ops);
 		if (l.period.fd < 0) {
-			sys_close(l.quota.fd);
+			kept_close(&l.quota, w->ops);
 			return; /* no limit here */
 		}
 	}
@@ -411,7 +409,7 @@ static void level_add(struct cg_walk *w, const char *dir)
 	int n = level_limit(f, &l);
 	if (n > 0 && (f->above == 0 || n < f->above))
 		f->above = n;
-	level_close(&l);
+	level_close(&l, w->ops);
 }
 
 /* Each level from the process's directory in one hierarchy up to the
@@ -459,11 +457,11 @@ static void hierarchy_walk(struct cg_walk *w, const char *proc_root,
 }
 
 void cg_files_open(struct cg_files *f, const char *proc_root,
-		   const char *fs_root, int (*open_file)(const char *path))
+		   const char *fs_root, const struct kept_ops *ops)
 {
 	char path[PATH_MAX];
 	struct cg_paths cg;
-	struct cg_walk w = { .f = f, .open_file = open_file };
+	struct cg_walk w = { .f = f, .ops = ops };
 
 	memset(f, 0, sizeof *f);
 	cg.v1[0] = cg.v2[0] = '\0';
@@ -493,10 +491,10 @@ int cg_files_limit(struct cg_files *f)
 	return best;
 }
 
-void cg_files_close(struct cg_files *f)
+void cg_files_close(struct cg_files *f, const struct kept_ops *ops)
 {
 	for (int i = 0; i < f->n; i++)
-		level_close(&f->lv[i]);
+		level_close(&f->lv[i], ops);
 	f->n = 0;
 }
 
@@ -505,14 +503,20 @@ static int open_plain(const char *path)
 	return sys_open(path, O_RDONLY);
 }
 
+static void close_plain(int fd)
+{
+	sys_close(fd);
+}
+
 int gomaxprocs_cgroup_limit(const char *proc_root, const char *fs_root)
 {
+	static const struct kept_ops plain = { open_plain, close_plain };
 	struct cg_files f;
 	int n;
 
-	cg_files_open(&f, proc_root, fs_root, open_plain);
+	cg_files_open(&f, proc_root, fs_root, &plain);
 	n = cg_files_limit(&f);
-	cg_files_close(&f);
+	cg_files_close(&f, &plain);
 	return n;
 }
 
@@ -538,8 +542,7 @@ static void say_bad(const char *val, int using)
 							 : sizeof msg - 1);
 }
 
-int gomaxprocs_compute(struct cg_files *cg,
-		       int (*open_file)(const char *path))
+int gomaxprocs_compute(struct cg_files *cg, const struct kept_ops *ops)
 {
 	const char *env = getenv("GOMAXPROCS");
 	int n = env ? gomaxprocs_parse(env) : -1;
@@ -557,7 +560,7 @@ int gomaxprocs_compute(struct cg_files *cg,
 	}
 	if (n > 0)
 		return n;
-	cg_files_open(cg, "/proc", "", open_file);
+	cg_files_open(cg, "/proc", "", ops);
 	cg->follow = 1;
 	n = gomaxprocs_update(cg);
 	if (env)

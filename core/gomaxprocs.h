@@ -57,25 +57,24 @@ struct cg_files {
 
 /* Find the process's quota files from proc_root's self/cgroup and
  * self/mountinfo (fs_root prepended to mount points) and open each with
- * open_file (an fd or -errno). */
+ * ops (which closes those it does not keep). */
 void cg_files_open(struct cg_files *f, const char *proc_root,
-		   const char *fs_root, int (*open_file)(const char *path));
+		   const char *fs_root, const struct kept_ops *ops);
 /* The tightest limit now, re-reading every kept file from its start, as
  * gomaxprocs_cgroup_limit counts; a file that cannot be read keeps its
  * last value. */
 int cg_files_limit(struct cg_files *f);
 /* Close the kept files (tests; the runtime keeps them for good). */
-void cg_files_close(struct cg_files *f);
+void cg_files_close(struct cg_files *f, const struct kept_ops *ops);
 
 /*
  * The whole rule for this process at start-up: env GOMAXPROCS if valid
  * (capped at GOMAXPROCS_MAX), else the default from /proc and the real
- * affinity, with the quota files opened by open_file and kept in *cg for
+ * affinity, with the quota files opened by ops and kept in *cg for
  * gomaxprocs_update; bad env -> one stderr line. The environment is read
  * here only: later, the program may be changing it (setenv).
  */
-int gomaxprocs_compute(struct cg_files *cg,
-		       int (*open_file)(const char *path));
+int gomaxprocs_compute(struct cg_files *cg, const struct kept_ops *ops);
 
 /* The default now (Go 1.25 follows the affinity and the quota while the
  * program runs), or -1 when the environment fixed the count. */

@@ -19,7 +19,9 @@ static struct kept_file status = { .fd = -1 };
 
 void proc_status_open(void)
 {
-	kept_open(&status, "/proc/self/status", fd_runtime_open_ro);
+	static const struct kept_ops hidden = { fd_runtime_open_ro,
+						fd_runtime_close };
+	kept_open(&status, "/proc/self/status", &hidden);
 }
 
 int proc_status_get(const char *name)

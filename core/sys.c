@@ -11,20 +11,26 @@
 #include "sys.h"
 
 void kept_open(struct kept_file *k, const char *path,
-	       int (*open_file)(const char *path))
+	       const struct kept_ops *ops)
 {
 	struct stat st;
 
-	k->fd = open_file(path);
+	k->fd = ops->open(path);
 	if (k->fd < 0) {
 		k->fd = -1;
 	} else if (SYS2(SYS_fstat, k->fd, &st) != 0) {
-		sys_close(k->fd);
-		k->fd = -1;
+		kept_close(k, ops);
 	} else {
 		k->dev = st.st_dev;
 		k->ino = st.st_ino;
 	}
+}
+
+void kept_close(struct kept_file *k, const struct kept_ops *ops)
+{
+	if (k->fd >= 0)
+		ops->close(k->fd);
+	k->fd = -1;
 }
 
 long kept_read(const struct kept_file *k, char *buf, size_t cap)

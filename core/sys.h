@@ -79,9 +79,16 @@ struct kept_file {
 	int fd; /* -1: none */
 	uint64_t dev, ino;
 };
-/* Open path with open_file (an fd or -errno); k->fd -1 if it fails. */
+/* How such files are opened (an fd or -errno) and closed: the runtime's
+ * are hidden (fd_runtime_open_ro, fd_runtime_close), a test's plain. */
+struct kept_ops {
+	int (*open)(const char *path);
+	void (*close)(int fd);
+};
+/* Open path; k->fd -1 if it fails. */
 void kept_open(struct kept_file *k, const char *path,
-	       int (*open_file)(const char *path));
+	       const struct kept_ops *ops);
+void kept_close(struct kept_file *k, const struct kept_ops *ops);
 /* Its content from its start (at most cap bytes): the length, or -1 if
  * it cannot be read or its number names another file now. */
 long kept_read(const struct kept_file *k, char *buf, size_t cap);

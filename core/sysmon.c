@@ -78,7 +78,8 @@ static int open_quota(const char *path)
 /* GOMAXPROCS at start-up. */
 int sysmon_gomaxprocs(void)
 {
-	return gomaxprocs_compute(&procs_cg, open_quota);
+	static const struct kept_ops quota = { open_quota, fd_runtime_close };
+	return gomaxprocs_compute(&procs_cg, &quota);
 }
 
 static void gomaxprocs_follow(int64_t now)

@@ -198,6 +198,13 @@ static int open_ro(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
+static void close_fd(int fd)
+{
+	close(fd);
+}
+
+static const struct kept_ops plain = { open_ro, close_fd };
+
 static void put_file(const char *dir, const char *rel, const char *text)
 {
 	char path[1024];
@@ -245,7 +252,7 @@ START_TEST(cgroup_follow)
 
 	/* l1 (past CG_KEEP) 2.5 CPUs, read once */
 	put_file(l1, "cpu.max", "250000 100000\n");
-	cg_files_open(&cg, tmp, tmp, open_ro);
+	cg_files_open(&cg, tmp, tmp, &plain);
 	ck_assert_int_eq(cg.v2, 1);
 	ck_assert_int_eq(cg.n, CG_KEEP);
 	ck_assert_int_eq(cg_files_limit(&cg), 3);
@@ -269,7 +276,7 @@ START_TEST(cgroup_follow)
 	close(decoy);
 	ck_assert_int_eq(cg_files_limit(&cg), 1);
 
-	cg_files_close(&cg);
+	cg_files_close(&cg, &plain);
 	free(leafdir);
 	free(l3);
 	free(l1);
@@ -291,12 +298,12 @@ static int compute_capture(char *err, size_t cap)
 
 	ck_assert_ptr_nonnull(f);
 	dup2(fileno(f), 2);
-	n = gomaxprocs_compute(&cg, open_ro);
+	n = gomaxprocs_compute(&cg, &plain);
 	dup2(saved, 2);
 	/* It follows the quota unless the environment fixed the count. */
 	ck_assert_int_eq(gomaxprocs_update(&cg),
 			 cg.follow ? n : -1);
-	cg_files_close(&cg);
+	cg_files_close(&cg, &plain);
 	close(saved);
 	rewind(f);
 	len = fread(err, 1, cap - 1, f);
