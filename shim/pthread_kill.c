@@ -106,11 +106,23 @@ static int set_bits(const sigset_t *set, uint64_t *bits)
 	return 0;
 }
 
-/* A signal sent to this M for another goroutine (gsignal.c) goes back to
- * it, and the wait goes on. A cancellation point: ECANCELED when a
- * cancel ended it, for the caller to act on once it has undone its
- * state. */
-static int sys_wait(const sigset_t *set, siginfo_t *si,
+/*
+ * The wait. A signal sent to this M for another goroutine (gsignal.c)
+ * goes back to it, and the wait goes on. A cancellation point: ECANCELED
+ * when a cancel ended it, for the caller to act on once it has undone its
+ * state.
+ *
+ * On a goroutine, bits (the set) is published, and gsignal_send then
+ * sends what it holds to the M, only while the goroutine sits on its M in
+ * the system call: entersyscall pins it there, so a signal sent for it
+ * waits on that thread, blocked, until rt_sigtimedwait takes it.
+ * Published before, the goroutine could leave the M first (a yield at
+ * entersyscall) and the signal wait on a thread it never came back to
+ * (a sigwait thread hung, 1 run in 150 under chaos). One kept before the
+ * publishing is taken instead; one sent as the wait ended is taken off
+ * the thread (m_directed_drain) and kept for the next wait.
+ */
+static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 		    const struct timespec *t)
 {
 	siginfo_t got;
@@ -119,7 +131,19 @@ static int sys_wait(const sigset_t *set, siginfo_t *si,
 
 	do {
 		gp = cancel_syscall_enter();
-		r = SYS4(SYS_rt_sigtimedwait, set, &got, t, 8);
+		r = 0;
+		if (gp) {
+			atomic_store(&gp->sigwait_set, bits);
+			if ((r = gsignal_take(gp, bits)) != 0)
+				gsignal_siginfo(&got, (int)r, SI_TKILL);
+		}
+		if (r == 0)
+			r = SYS4(SYS_rt_sigtimedwait, set, &got, t, 8);
+		if (gp) {
+			atomic_store(&gp->sigwait_set, 0);
+			if (atomic_load(&gp->m->directed) & bits)
+				m_directed_drain(gp->m, bits);
+		}
 		cancel_syscall_exit(gp);
 	} while (r > 0 && gp && gsignal_misdirected((int)r, &got));
 	if (r == -EINTR && gp && g_cancel_due(gp))
@@ -136,28 +160,20 @@ static int sys_wait(const sigset_t *set, siginfo_t *si,
 	return (int)r;
 }
 
-/* The wait, with the set published (gsignal_send sends what it holds to
- * the M while the goroutine sits in the kernel); a signal kept just
- * before the publishing is taken instead. */
 GOSHIM_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *si,
 			       const struct timespec *t)
 {
 	uint64_t bits;
 
 	if (!shim_active() || !on_goroutine())
-		return sys_wait(set, si, t);
+		return sys_wait(set, 0, si, t);
 	shim_testcancel();
 	if (set_bits(set, &bits) < 0)
 		return -1;
-	int sig = take_kept(bits, si);
-	if (sig)
-		return sig;
-	struct g *gp = getg();
-	atomic_store(&gp->sigwait_set, bits);
-	sig = take_kept(bits, si);
-	int r = sig ? sig : sys_wait(set, si, t);
+	int r = take_kept(bits, si);
+	if (r == 0)
+		r = sys_wait(set, bits, si, t);
 	int e = errno;
-	atomic_store(&gp->sigwait_set, 0);
 	if (r < 0 && e == ECANCELED)
 		shim_testcancel();
 	errno = e;
