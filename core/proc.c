@@ -264,6 +264,8 @@ static bool midle_remove(struct m *mp)
 	return false;
 }
 
+static void idle_signals_block(struct m *mp);
+
 /*
  * Park the M until startm gives it a P (true), or until the deadline
  * (monotonic ns; -1 none) passes or m_kick wakes it without one (false).
@@ -277,6 +279,12 @@ static bool stopm(struct m *mp, int64_t deadline)
 	if (deadline < 0)
 		checkdead();
 	rlock_unlock(&sched.lock);
+	/* The idle mask, read once on the idle list: a goroutine that blocks
+	 * more from now on kicks this M (m_kick_idle), which reads it again.
+	 * Read before, a change in between was missed, and the M slept
+	 * taking a signal every goroutine blocks, whose default action
+	 * ended the process (a SIGUSR2 for sigwait, 1 run in 600). */
+	idle_signals_block(mp);
 	if (chaos())
 		chaos_delay(); /* startm's wakeup may come first */
 	if (deadline < 0 || !note_sleep_ns(&mp->park, deadline - nanotime())) {
@@ -345,15 +353,12 @@ void m_task_files_close(struct m *mp)
 		fd_runtime_close(fd - 1);
 }
 
-static void idle_signals_block(struct m *mp);
-
 /* An M with nothing to run and no P sleeps until startm gives it one;
  * a spare one goes away meanwhile (m_reap). */
 static void m_wait_for_p(struct m *mp)
 {
 	for (;;) {
 		int64_t reap = m_reap_deadline(mp);
-		idle_signals_block(mp);
 		if (stopm(mp, reap))
 			return;
 		if (reap >= 0 && nanotime() >= reap)

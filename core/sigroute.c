@@ -241,30 +241,37 @@ void sigroute_note(int sig)
  * sa_mask and the signal added), and may park (sigsuspend, a trip): the
  * goroutine and the M that runs it keep that mask while it runs, so the
  * next goroutine on the old M gets its own back, and signals the handler
- * blocks stay kept in the G. sigreturn installs the interrupted mask on
- * whichever thread the handler ends on: that M's record follows.
+ * blocks stay kept in the G. sigreturn installs uc_sigmask on whichever
+ * thread the handler ends on: that M's record follows. The goroutine gets
+ * its own mask back, not the thread's the kernel saved: a signal that
+ * came as the M switched to the goroutine found the last one's there,
+ * which the goroutine then kept, and the count of goroutines by mask
+ * (idle Ms block what all of them block) went wrong for good: idle Ms
+ * took a SIGUSR2 every goroutine blocked, and its default action ended
+ * the process (signal_thread, 1 run in 600 under chaos).
  */
 static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 				  ucontext_t *uc)
 {
-	uint64_t during, after;
+	uint64_t during, own = gp->sigmask;
+	uint64_t thread = own & ~preempt_unblockable();
 
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &during, 8);
-	memcpy(&after, &uc->uc_sigmask, sizeof after);
+	memcpy(&uc->uc_sigmask, &thread, sizeof thread);
 	gp->sigmask = during & ~SIG_GLIBC_INTERNAL;
 	gp->m->sigmask = during;
 	gp->in_sighandler++;
 	gp->handlers_ran++;
 	run_program_handler(sig, si, uc);
 	gp->in_sighandler--;
-	gp->sigmask = after & ~SIG_GLIBC_INTERNAL;
+	gp->sigmask = own;
 	/* Kept while the handler blocked them: raised on this thread, whose
 	 * mask holds them until sigreturn, then delivered here. (A sender
 	 * adds to sigpending, then reads the mask: one sees the other.) */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&gp->sigpending) & ~gp->sigmask)
 		gsignal_deliver(gp);
-	gp->m->sigmask = after;
+	gp->m->sigmask = thread;
 }
 
 static void sig_trampoline(int sig, siginfo_t *si, void *uc)
