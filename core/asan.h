@@ -31,9 +31,23 @@ static inline void asan_thread_clean(void)
 		ASAN_UNPOISON_MEMORY_REGION(lo, size);
 	pthread_attr_destroy(&a);
 }
+
+/* A goroutine stack goshim made, before a new goroutine starts on it: the
+ * last one's frames there never returned (it ended by a switch), and
+ * their redzones read as overflows to the TCB written at its top. */
+static inline void asan_stack_clean(void *lo, size_t size)
+{
+	ASAN_UNPOISON_MEMORY_REGION(lo, size);
+}
 #else
 static inline void asan_thread_clean(void)
 {
+}
+
+static inline void asan_stack_clean(void *lo, size_t size)
+{
+	(void)lo;
+	(void)size;
 }
 #endif
 
