@@ -78,8 +78,9 @@ static inline bool fd_restart(int e, int64_t deadline)
  * waits) after a handler: they fail with EINTR. sysmon's preemption
  * signal can reach a goroutine inside one, where natively nothing would
  * have interrupted it; such a call (one that does not wait: goshim's
- * looks, a zero timeout) is made again. An EINTR after a handler of the program's ran on the goroutine
- * (handlers_ran moved) is the program's, as natively.
+ * looks, a zero timeout) is made again. An EINTR after a handler of the
+ * program's ran on the goroutine (handlers_ran moved) is the program's,
+ * as natively.
  */
 static inline uint32_t fd_handlers_ran(void)
 {
