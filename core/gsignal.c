@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/random.h>
+#include "preempt.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -299,8 +300,16 @@ int gsignal_send(struct g *gp, int sig)
 	struct g *me = getg();
 	bool self = gp == me && me && !me->is_g0;
 
-	if (self)
-		return (int)-m_tgkill(me->m->tid, sig);
+	/* To itself: on its own M's thread, where the kernel delivers it at
+	 * once or, blocked, keeps it pending with the exact siginfo for
+	 * sigpending, sigwait and a signalfd read. Blocked, it is noted:
+	 * the goroutine may leave the M before it unblocks it. */
+	if (self) {
+		long r = m_tgkill(me->m->tid, sig);
+		if (r == 0 && (me->sigmask & sigbit(sig)))
+			me->sigself |= sigbit(sig);
+		return (int)-r;
+	}
 	if (!(gp->sigmask & sigbit(sig))) {
 		uintptr_t h = disposition(sig);
 		if (h == (uintptr_t)SIG_IGN ||
@@ -360,6 +369,73 @@ void gsignal_deliver(struct g *gp)
 	}
 	if (!restart)
 		gp->intr_restart = false;
+}
+
+bool gsignal_deliver_temporary(struct g *gp)
+{
+	/* A sender adds to sigpending, then reads the mask: one of the two
+	 * sees the other. */
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t tmp = gp->sigmask, thread, old;
+	if (!(atomic_load(&gp->sigpending) & ~tmp & ~sigbit(SIGCANCEL)))
+		return false;
+	/* The handlers run on this thread, under tmp (with what goshim
+	 * needs unblocked), and their sigreturn gives tmp back. */
+	thread = tmp & ~preempt_unblockable();
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, &old, 8);
+	gsignal_deliver(gp);
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	return true;
+}
+
+bool gsignal_deliver_under(struct g *gp, uint64_t tmp)
+{
+	uint64_t keep = gp->sigmask;
+
+	gp->sigmask = tmp & ~SIG_GLIBC_INTERNAL;
+	bool hit = gsignal_deliver_temporary(gp);
+	gp->sigmask = keep;
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&gp->sigpending) & ~keep)
+		gsignal_deliver(gp);
+	return hit;
+}
+
+/*
+ * The kernel ties a pending signal to the thread it was sent to, and a
+ * goroutine that comes back on another M would no longer see one it sent
+ * itself while it blocked it: sigpending would not show it, the unblock
+ * would not deliver it, and it would go to the old M's next goroutine
+ * that lets it through. So it is taken off the thread as the goroutine
+ * leaves the M, and kept in the G like one another thread sent. Only a
+ * signal the process sent (SI_TKILL, SI_QUEUE) is: another is put back,
+ * pending for the process, where it came from. Kept, it loses its queued
+ * value and its count, the one cost (sigself is rare: a thread raising a
+ * signal it blocks).
+ */
+void gsignal_self_drain(struct g *gp)
+{
+	uint64_t set = gp->sigself & gp->sigmask;
+	struct timespec zero = { 0, 0 };
+	pid_t pid = sys_getpid();
+	siginfo_t si;
+
+	gp->sigself = 0;
+	if (set == 0)
+		return;
+	while (SYS4(SYS_rt_sigtimedwait, &set, &si, &zero, 8) > 0) {
+		struct g *target = unmark(&si);
+		if (target) {
+			atomic_fetch_and(&gp->m->directed, ~sigbit(si.si_signo));
+			gsignal_keep(target, si.si_signo);
+		} else if (si.si_pid == pid && (si.si_code == SI_TKILL ||
+						si.si_code == SI_QUEUE)) {
+			atomic_fetch_or(&gp->sigpending, sigbit(si.si_signo));
+		} else {
+			SYS2(SYS_kill, pid, si.si_signo);
+			break;
+		}
+	}
 }
 
 int gsignal_take(struct g *gp, uint64_t set)

@@ -760,6 +760,8 @@ static void mcall(mcall_fn fn)
 	struct m *mp = gp->m;
 	uint32_t prev;
 
+	if (__builtin_expect(gp->sigself != 0, 0))
+		gsignal_self_drain(gp);
 	p_claim(mp, &prev);
 	atomic_store_explicit(&mp->pstate, MP_RUNTIME, memory_order_relaxed);
 	mp->mcall_fn = fn;
@@ -1175,6 +1177,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->req_stacksize = stacksize;
 	gp->attrs = attr->attrs;
 	atomic_store(&gp->sigpending, 0);
+	gp->sigself = 0;
 	atomic_store(&gp->sigwait_set, 0);
 	gp->in_sighandler = 0;
 	/* A new thread has no alternate signal stack. */

@@ -35,6 +35,7 @@ struct real_fns {
 	int (*pthread_getschedparam)(pthread_t, int *, struct sched_param *);
 	int (*pthread_setschedprio)(pthread_t, int);
 	int (*pthread_kill)(pthread_t, int);
+	int (*raise)(int);
 	int (*pthread_cancel)(pthread_t);
 	void (*pthread_testcancel)(void);
 	int (*pthread_sigqueue)(pthread_t, int, const union sigval);

@@ -106,6 +106,10 @@ struct g {
 	uint64_t sigmask;
 	/* Signals sent to it (pthread_kill) while it was not on an M. */
 	_Atomic uint64_t sigpending;
+	/* Signals it sent itself while it blocked them: pending on its M's
+	 * thread, taken off it when it leaves the M (gsignal_self_drain).
+	 * Its own: no other thread reads or writes it. */
+	uint64_t sigself;
 	_Atomic uint64_t sigwait_set; /* what it waits for in sigwait */
 	stack_t altstack; /* its sigaltstack; the M's while it runs */
 	/* Interruptible waits (gsignal.c): a signal with a handler ends the
@@ -323,6 +327,19 @@ static inline bool g_cancel_due(struct g *gp)
 }
 /* On gp: raise what was kept for it and its mask lets through. */
 void gsignal_deliver(struct g *gp);
+/* On gp, in a call that runs with a temporary mask (sigsuspend, ppoll,
+ * pselect, epoll_pwait), already made gp->sigmask: what was kept for it
+ * and that mask lets through is delivered now, under it, as the kernel
+ * delivers a pending signal when such a call starts; true if any was (the
+ * call fails with EINTR). */
+bool gsignal_deliver_temporary(struct g *gp);
+/* The same for a call that only looks (a zero timeout): gp->sigmask is
+ * tmp only meanwhile; what tmp blocked and its own mask does not is
+ * delivered after. */
+bool gsignal_deliver_under(struct g *gp, uint64_t tmp);
+/* gp, on its M, is about to leave it: what it sent itself while blocking
+ * it (sigself) is taken off the M's thread and kept in gp. */
+void gsignal_self_drain(struct g *gp);
 /* The siginfo the kernel makes for a signal the process sends itself:
  * sig, code (SI_TKILL, SI_QUEUE), our pid and uid, nothing else. */
 void gsignal_siginfo(siginfo_t *si, int sig, int code);

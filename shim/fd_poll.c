@@ -24,11 +24,13 @@
  * call's mask, so a signal it lets through that is pending when the call
  * starts, or when it wakes, is handled and ends the call with EINTR, as
  * natively (an epoll look with a zero timeout does not look at signals: an
- * empty ppoll with the mask does, after it). While parked, the M keeps
- * its own mask and the park is not interrupted: a signal arriving then
- * goes to whichever thread does not block it, and the call sees it only at
- * its next look, if it is still pending (goshim has no per-goroutine
- * signal masks yet).
+ * empty ppoll with the mask does, after it). A signal kept in the
+ * goroutine rather than pending on a thread (core/gsignal.c) is looked
+ * for after the kernel's look, and handled the same way. While parked,
+ * the park is not interrupted: a signal sent to the process then goes to
+ * whichever thread does not block it, one sent to the goroutine that its
+ * own mask blocks is kept, and the call sees either only at its next
+ * look (if a thread still has it pending, or it is kept).
  *
  * The runtime's own fds are not open as far as the program can tell: a
  * pollfd on one gets POLLNVAL, a set holding one EBADF, an epoll call on
@@ -131,13 +133,29 @@ static struct timespec *time_left(struct timespec *ts, int64_t deadline)
 	return ts;
 }
 
+/* After a look that found nothing: a signal kept in the goroutine
+ * (core/gsignal.c; no thread has it pending, so the kernel's look cannot
+ * see it) that mask lets through is handled now, under mask: -EINTR. */
+static long kept_look(const sigset_t *mask)
+{
+	struct g *gp = g_current;
+	uint64_t tmp;
+
+	if (mask == NULL || gp == NULL || gp->is_g0 ||
+	    !atomic_load_explicit(&gp->sigpending, memory_order_relaxed))
+		return 0;
+	memcpy(&tmp, mask, sizeof tmp); /* the look has just read it */
+	return gsignal_deliver_under(gp, tmp) ? -EINTR : 0;
+}
+
 /* A pending signal that mask lets through is handled now: -EINTR. */
 static long signal_look(const sigset_t *mask)
 {
 	struct timespec zero = { 0, 0 };
-	return mask ? FD_NO_OWN_EINTR(SYS6(SYS_ppoll, NULL, 0, &zero, mask,
-					   SIGSET_BYTES, 0))
-		    : 0;
+	long r = mask ? FD_NO_OWN_EINTR(SYS6(SYS_ppoll, NULL, 0, &zero, mask,
+					     SIGSET_BYTES, 0))
+		      : 0;
+	return r == 0 ? kept_look(mask) : r;
 }
 
 static struct netpoll_req *reqs_alloc(struct netpoll_req *few, size_t n)
@@ -157,8 +175,9 @@ static long poll_look(void *arg)
 {
 	struct poll_args *a = arg;
 	struct timespec zero = { 0, 0 };
-	return FD_NO_OWN_EINTR(SYS6(SYS_ppoll, a->fds, a->n, &zero, a->mask,
-				    SIGSET_BYTES, 0));
+	long r = FD_NO_OWN_EINTR(SYS6(SYS_ppoll, a->fds, a->n, &zero, a->mask,
+				      SIGSET_BYTES, 0));
+	return r == 0 ? kept_look(a->mask) : r;
 }
 
 /* What a pollfd waits for; errors and hang-ups wake either mode. */
@@ -253,11 +272,13 @@ static long raw_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 GOSHIM_EXPORT int ppoll(struct pollfd *fds, nfds_t n,
 			const struct timespec *ts, const sigset_t *mask)
 {
-	if (!fd_parks() || ts_zero(ts))
-		return (int)poll_hide(
-			fds, n,
-			FD_NOWAIT_CALL(ppoll, raw_ppoll(fds, n, ts, mask), fds,
-				       n, ts, mask));
+	if (!fd_parks() || ts_zero(ts)) {
+		long r = poll_hide(fds, n,
+				   FD_NOWAIT_CALL(ppoll,
+						  raw_ppoll(fds, n, ts, mask),
+						  fds, n, ts, mask));
+		return r == 0 ? (int)fd_ret(kept_look(mask)) : (int)r;
+	}
 	if (ts && !ts_valid(ts))
 		return (int)fd_ret(-EINVAL);
 	return (int)fd_ret(poll_park(fds, n, deadline_ts(ts), mask));
@@ -312,7 +333,7 @@ static long select_look(void *arg)
 	for (int i = 0; i < 3 && r > 0; i++)
 		if (s[i])
 			memcpy(a->set[i], s[i], a->bytes);
-	return r;
+	return r == 0 && a->mask ? kept_look(a->mask->mask) : r;
 }
 
 /* Bit fd of a set of any size, as the kernel reads it. */
@@ -511,10 +532,12 @@ GOSHIM_EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 {
 	if (select_hides(nfds, rd, wr, ex) && (!ts || ts_valid(ts)))
 		return (int)fd_ret(-EBADF);
-	if (!fd_parks() || nfds < 0 || ts_zero(ts))
-		return (int)FD_NOWAIT_CALL(
-			pselect, raw_pselect(nfds, rd, wr, ex, ts, mask), nfds,
-			rd, wr, ex, ts, mask);
+	if (!fd_parks() || nfds < 0 || ts_zero(ts)) {
+		long r = FD_NOWAIT_CALL(pselect,
+					raw_pselect(nfds, rd, wr, ex, ts, mask),
+					nfds, rd, wr, ex, ts, mask);
+		return r == 0 ? (int)fd_ret(kept_look(mask)) : (int)r;
+	}
 	if (ts && !ts_valid(ts))
 		return (int)fd_ret(-EINVAL);
 	return (int)fd_ret(

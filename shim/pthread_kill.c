@@ -12,7 +12,6 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
-#include "../core/preempt.h"
 #include "../core/sys.h"
 #include "shim.h"
 
@@ -74,7 +73,27 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 	si.si_value = value;
 	long r = SYS4(SYS_rt_tgsigqueueinfo, sys_getpid(), gp->m->tid, sig,
 		      &si);
-	return r < 0 ? (int)-r : 0;
+	if (r < 0)
+		return (int)-r;
+	if (gp->sigmask & sigbit(sig))
+		gp->sigself |= sigbit(sig); /* as gsignal_send's to itself */
+	return 0;
+}
+
+/* glibc's raise sends to the TCB's tid (the M's thread) without going
+ * through pthread_kill: the goroutine sends it itself, so that it stays
+ * the goroutine's if it leaves the M while it blocks it. */
+GOSHIM_EXPORT int raise(int sig)
+{
+	if (!shim_active() || !on_goroutine() || sig == 0 ||
+	    internal_signal(sig) || !valid_signal(sig))
+		return real.raise(sig);
+	int err = gsignal_send(getg(), sig);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
 
 /* A kept signal in set, taken for a wait: its number, 0 if none, or -1
@@ -214,17 +233,10 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	 * before looking for kept signals: a sender keeps one only while
 	 * the goroutine's mask blocks it (gsignal.c looks after adding). */
 	shim_testcancel();
-	uint64_t keep = gp->sigmask, tmp = bits & ~SIG_GLIBC_INTERNAL;
-	gp->sigmask = tmp;
-	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t keep = gp->sigmask;
+	gp->sigmask = bits & ~SIG_GLIBC_INTERNAL;
 	long r;
-	if (atomic_load(&gp->sigpending) & ~tmp) {
-		/* Kept and let through: delivered now, under the temporary
-		 * mask, as the kernel would have. */
-		uint64_t thread = tmp & ~preempt_unblockable(), old;
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, &old, 8);
-		gsignal_deliver(gp);
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	if (gsignal_deliver_temporary(gp)) {
 		r = -EINTR;
 	} else {
 		cancel_syscall_enter();

@@ -47,6 +47,7 @@ void real_init(void)
 	real.pthread_getschedparam = must("pthread_getschedparam");
 	real.pthread_setschedprio = must("pthread_setschedprio");
 	real.pthread_kill = must("pthread_kill");
+	real.raise = must("raise");
 	real.pthread_cancel = must("pthread_cancel");
 	real.pthread_testcancel = must("pthread_testcancel");
 	real.pthread_sigqueue = must("pthread_sigqueue");
