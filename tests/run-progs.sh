@@ -295,7 +295,9 @@ for prog in "$@"; do
 		detail=$(err_tail native "$d/native.err")
 	elif [[ $st_shim -ne $st_native ]]; then
 		reason="goshim run: $(describe_status "$st_shim" "$timeout_s" "$d/shim.peak"), native: $(describe_status "$st_native" "$timeout_s" "$d/native.peak")"
-		detail=$(err_tail goshim "$d/shim.err")
+		detail=$(err_tail goshim "$d/shim.err"
+			echo "goshim stdout (last 10 lines):"
+			tail -n 10 "$d/shim.out" || true)
 	elif [[ -n $shim_stderr ]] && ! grep -qE -- "$shim_stderr" "$d/shim.err"; then
 		reason="goshim stderr does not match /$shim_stderr/"
 		detail=$(err_tail goshim "$d/shim.err")
