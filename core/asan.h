@@ -32,9 +32,13 @@ static inline void asan_thread_clean(void)
 	pthread_attr_destroy(&a);
 }
 
-/* A goroutine stack goshim made, before a new goroutine starts on it: the
- * last one's frames there never returned (it ended by a switch), and
- * their redzones read as overflows to the TCB written at its top. */
+/* The TLS area at the top of a goroutine stack goshim made, before
+ * tls_prepare writes it for a new goroutine: the last one's frames below
+ * never returned (it ended by a switch), and their redzones read as
+ * overflows there. The stack itself ASan's thread start cleans, as for
+ * any thread; cleaning it here too, guard and all, cost a 64 GiB guard
+ * 16 MiB of page tables (bad_threads) and every start a second pass over
+ * the shadow of its stack (pipe_poll's 200 pollers outlived its timeout). */
 static inline void asan_stack_clean(void *lo, size_t size)
 {
 	ASAN_UNPOISON_MEMORY_REGION(lo, size);

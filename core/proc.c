@@ -1198,7 +1198,8 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 		gp->keys_used = false;
 	}
 	if (!gp->user_stack)
-		asan_stack_clean(gp->map, gp->map_size);
+		asan_stack_clean(gp->stack_hi,
+				 (size_t)(gp->map + gp->map_size - gp->stack_hi));
 	tls_prepare(gp, tls_fake_tid());
 	gp->tls_used = reused;
 	arch_ctx_init(&gp->ctx, gp->stack_hi, gp->tcb, g_entry, gp);
