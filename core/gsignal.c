@@ -157,28 +157,40 @@ bool gsignal_misdirected(int sig, siginfo_t *si)
 	return true;
 }
 
+/* Take set's signals off this thread: a marked one goes to its target;
+ * with own (a goroutine taking back what it sent itself), one the process
+ * sent (SI_TKILL, SI_QUEUE) is kept in own; any other is the process's,
+ * pending for any thread: back where it was, and no further. */
+static void thread_pending_take(uint64_t set, struct g *own)
+{
+	struct timespec zero = { 0, 0 };
+	pid_t pid = sys_getpid();
+	siginfo_t si;
+
+	while (SYS4(SYS_rt_sigtimedwait, &set, &si, &zero, 8) > 0) {
+		struct g *target = unmark(&si);
+		if (target) {
+			gsignal_keep(target, si.si_signo);
+		} else if (own && si.si_pid == pid &&
+			   (si.si_code == SI_TKILL || si.si_code == SI_QUEUE)) {
+			atomic_fetch_or(&own->sigpending, sigbit(si.si_signo));
+		} else {
+			SYS2(SYS_kill, pid, si.si_signo);
+			break;
+		}
+	}
+}
+
 void m_directed_drain(struct m *mp, uint64_t mask)
 {
 	uint64_t set = atomic_load_explicit(&mp->directed,
 					    memory_order_relaxed) &
 		       mask;
-	struct timespec zero = { 0, 0 };
-	siginfo_t si;
 
 	if (set == 0)
 		return;
 	atomic_fetch_and(&mp->directed, ~set);
-	while (SYS4(SYS_rt_sigtimedwait, &set, &si, &zero, 8) > 0) {
-		struct g *target = unmark(&si);
-		if (target) {
-			gsignal_keep(target, si.si_signo);
-		} else {
-			/* The process's own, pending for any thread: back
-			 * where it was, and no further. */
-			SYS2(SYS_kill, sys_getpid(), si.si_signo);
-			break;
-		}
-	}
+	thread_pending_take(set, NULL);
 }
 
 /* The kernel's disposition of sig: SIG_DFL, SIG_IGN or a handler (and
@@ -416,26 +428,12 @@ bool gsignal_deliver_under(struct g *gp, uint64_t tmp)
 void gsignal_self_drain(struct g *gp)
 {
 	uint64_t set = gp->sigself & gp->sigmask;
-	struct timespec zero = { 0, 0 };
-	pid_t pid = sys_getpid();
-	siginfo_t si;
 
 	gp->sigself = 0;
 	if (set == 0)
 		return;
-	while (SYS4(SYS_rt_sigtimedwait, &set, &si, &zero, 8) > 0) {
-		struct g *target = unmark(&si);
-		if (target) {
-			atomic_fetch_and(&gp->m->directed, ~sigbit(si.si_signo));
-			gsignal_keep(target, si.si_signo);
-		} else if (si.si_pid == pid && (si.si_code == SI_TKILL ||
-						si.si_code == SI_QUEUE)) {
-			atomic_fetch_or(&gp->sigpending, sigbit(si.si_signo));
-		} else {
-			SYS2(SYS_kill, pid, si.si_signo);
-			break;
-		}
-	}
+	atomic_fetch_and(&gp->m->directed, ~set);
+	thread_pending_take(set, gp);
 }
 
 int gsignal_take(struct g *gp, uint64_t set)
