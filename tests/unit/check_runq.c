@@ -785,13 +785,15 @@ static void owner_run(struct conc *c)
 				gets = burst + (r >> 16) % 2;
 			}
 			/* The first burst, before the thieves start, fills
-			 * the ring and spills for sure: the big bursts
-			 * above may all be stolen from as they go when the
-			 * machine starves the owner (seen under a load of
-			 * 80 on 2 CPUs). */
+			 * runnext and the ring and spills for sure: the big
+			 * bursts above may all be stolen from as they go
+			 * when the machine starves the owner (seen under a
+			 * load of 80 on 2 CPUs, and once in 12 stress rounds
+			 * on a quiet one). RUNQ_SIZE + 1 was one short
+			 * whenever a put of the burst went to runnext. */
 			bool first = !atomic_load(&c->go);
 			if (first)
-				burst = RUNQ_SIZE + 1;
+				burst = RUNQ_SIZE + 2;
 			for (uint32_t k = 0; k < burst && put < n; k++, put++) {
 				int32_t before = atomic_load(&sched.runqsize);
 				/* Thieves only shorten the ring meanwhile. */
@@ -905,8 +907,7 @@ START_TEST(concurrent_no_loss)
 		      c.failure);
 	/* The run must have exercised what it is about. */
 	ck_assert_uint_gt(atomic_load(&c.stolen), 0);
-	if (!c.runnext_race || chaos_on)
-		ck_assert_uint_gt(atomic_load(&c.spills), 0);
+	ck_assert_uint_gt(atomic_load(&c.spills), 0);
 	/* A ring spills before it is full under chaos, and only then. */
 	if (chaos_on)
 		ck_assert_uint_gt(atomic_load(&c.early_spills), 0);
