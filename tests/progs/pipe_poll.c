@@ -4,7 +4,9 @@
 // other end closes, POLLOUT and POLLNVAL at once, poll(NULL, 0, ms) as a
 // sleep, select's sets and remaining time, a select that waits for a full
 // pipe to drain, and 200 threads each polling its own pipe, half woken
-// by a writer and half timing out.
+// by a writer before a 10 s timeout and half timing out at 100 ms (the
+// written half has the long timeout so that a loaded machine, or ASan,
+// slow to create the 200 threads, cannot make a write come too late).
 // goshim-test: shim-max-threads=GOMAXPROCS+4
 // goshim-test: timeout=60
 #include <errno.h>
@@ -248,6 +250,7 @@ static void full_pipe(void)
 
 struct poller {
 	int p[2];
+	int timeout_ms;
 	int woken, timed_out;
 };
 
@@ -256,12 +259,12 @@ static void *poll_one(void *arg)
 	struct poller *q = arg;
 	struct pollfd pf = { .fd = q->p[0], .events = POLLIN };
 	int64_t t0 = ms_now();
-	int r = poll(&pf, 1, 100);
+	int r = poll(&pf, 1, q->timeout_ms);
 	if (r < 0)
 		die("poll");
 	if (r == 1 && pf.revents == POLLIN)
 		q->woken = 1;
-	if (r == 0 && ms_now() - t0 >= 100)
+	if (r == 0 && ms_now() - t0 >= q->timeout_ms)
 		q->timed_out = 1;
 	return NULL;
 }
@@ -274,6 +277,7 @@ static void many(void)
 
 	for (int i = 0; i < NPOLLERS; i++) {
 		make_pipe(q[i].p);
+		q[i].timeout_ms = i % 2 == 0 ? 10000 : 100;
 		if ((e = pthread_create(&t[i], NULL, poll_one, &q[i]))) {
 			errno = e;
 			die("pthread_create");
