@@ -118,7 +118,7 @@ progs: $(B)/libgoshim.so $(PROG_BINS) $(MOD_SOS)
 
 # GOSHIM_DEBUG and GOSHIM_TRACE output checked whole (dumps, SCHED lines,
 # trace JSON).
-diag: $(B)/libgoshim.so $(PROG_BINS)
+diag: $(B)/libgoshim.so $(PROG_BINS) $(B)/tools/hold
 	tests/diag-check.py $(B)
 
 # The compatibility suite: real multi-threaded programs from Debian and

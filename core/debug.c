@@ -21,11 +21,12 @@
 #include <string.h>
 #include "chaos.h"
 #include "debug.h"
+#include "real.h"
 #include "runtime.h"
 #include "sys.h"
 #include "trace.h"
 
-/* GOSHIM_DEBUG, parsed once at start-up. */
+/* GOSHIM_DEBUG, parsed once as the library loads. */
 static struct {
 	int64_t schedtrace_ns; /* 0: off */
 	bool scheddetail;
@@ -126,14 +127,16 @@ static void sigquit_install(void)
 {
 	struct sigaction old, sa;
 
-	if (!debug.dumponquit || sigaction(SIGQUIT, NULL, &old) != 0 ||
+	/* The kernel's own call: the handler is goshim's, not one the
+	 * program installed (sigroute's record stays the default). */
+	if (!debug.dumponquit || real.sigaction(SIGQUIT, NULL, &old) != 0 ||
 	    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
 		return;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_sigquit;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGQUIT, &sa, NULL);
+	real.sigaction(SIGQUIT, &sa, NULL);
 }
 
 static void dump_at_exit(void)
@@ -143,12 +146,21 @@ static void dump_at_exit(void)
 	goroutines_dump(getg());
 }
 
-void debug_init(void)
+void debug_load(void)
 {
 	const char *spec = getenv("GOSHIM_DEBUG");
 
 	if (spec)
 		parse_debug(spec);
+}
+
+bool debug_chaos_asked(void)
+{
+	return debug.chaos;
+}
+
+void debug_start(void)
+{
 	if (debug.chaos)
 		chaos_start(debug.chaosseed);
 	schedtrace_start(nanotime());

@@ -15,12 +15,18 @@
 
 struct g;
 
-/* runtime.c, at start-up with the runtime enabled: parse GOSHIM_DEBUG and
- * GOSHIM_TRACE, install the SIGQUIT handler, arm the exit hooks. */
-void debug_init(void);
+/* runtime.c, as the library loads with goshim enabled: parse
+ * GOSHIM_DEBUG (no side effects). */
+void debug_load(void);
+/* GOSHIM_DEBUG asks for chaos mode (chaos.h), whether or not it has
+ * started. */
+bool debug_chaos_asked(void);
+/* runtime.c, as the scheduler starts: start chaos mode, open GOSHIM_TRACE,
+ * install the SIGQUIT handler, arm the exit hooks. */
+void debug_start(void);
 
 /* GOSHIM_DEBUG's value into the settings; bad items are named on stderr
- * and ignored. debug_init calls it; the fuzz harness too. */
+ * and ignored. debug_load calls it; the fuzz harness too. */
 void parse_debug(const char *spec);
 
 /* sysmon, at the top of every round (before taking any lock). */

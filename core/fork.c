@@ -67,8 +67,8 @@ void fork_child(void)
 	struct g *gp = getg();
 
 	atomic_fetch_add(&fork_generation, 1);
-	if (!runtime_enabled)
-		return;
+	if (!atomic_load(&runtime_running))
+		return; /* native until its second thread, as the parent was */
 	if (gp && gp->is_g0)
 		runtime_throw("fork_child: fork from the scheduler");
 	/* The Ms that held any of these are gone. */

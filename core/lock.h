@@ -38,6 +38,10 @@ static inline void spin_lock(struct spinlock *l)
 			arch_cpu_relax();
 	}
 }
+static inline bool spin_trylock(struct spinlock *l)
+{
+	return !atomic_exchange_explicit(&l->v, 1, memory_order_acquire);
+}
 static inline void spin_unlock(struct spinlock *l)
 {
 	atomic_store_explicit(&l->v, 0, memory_order_release);

@@ -1729,9 +1729,11 @@ void sched_fork_child(struct g *gp)
 	atomic_store(&gp->status, G_RUNNING);
 }
 
-/* Make the running main thread the main goroutine on M0, with P0. M0's
- * scheduler context (g0) gets a fresh stack and TCB of its own. */
-void sched_init(int32_t procs)
+/* Make the running main thread the main goroutine on M0, with P0 (adopt),
+ * or leave every P idle for the first goroutine's M (a thread goshim did
+ * not create starts the runtime). M0's scheduler context (g0) gets a
+ * fresh stack and TCB of its own. */
+void sched_init(int32_t procs, bool adopt)
 {
 	struct m *m0;
 	struct g *maing;
@@ -1749,8 +1751,14 @@ void sched_init(int32_t procs)
 		allp[i]->id = i;
 		allp[i]->status = P_IDLE;
 	}
-	for (int32_t i = procs - 1; i > 0; i--)
+	for (int32_t i = procs - 1; i > (adopt ? 0 : -1); i--)
 		pidleput(allp[i]);
+	if (!adopt) {
+		/* The calling thread still counts, as a live thread the
+		 * program sees (as in a child of fork). */
+		atomic_store(&sched.nlive, 1);
+		return;
+	}
 
 	m0 = m_alloc();
 	m0->tid = sys_gettid();
@@ -1787,4 +1795,14 @@ void sched_init(int32_t procs)
 	atomic_store(&sched.nlive, 1);
 	g_current = maing;
 	keys_adopt_thread(maing);
+}
+
+/* Once preemption is set up: the main goroutine's thread takes what the
+ * runtime must receive, whatever the program blocked before the start. */
+void sched_main_mask(void)
+{
+	struct g *gp = getg();
+
+	if (gp && !gp->is_g0)
+		m_set_sigmask(gp->m, gp->sigmask);
 }

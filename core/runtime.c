@@ -1,11 +1,18 @@
 /*
  * runtime.c: start-up, and the few services everything else needs.
  *
- * The runtime starts on the main thread, from the library's constructor or
- * from the first interposed call that needs it, whichever comes first. It
- * refuses (stays native, says why once on stderr) when it cannot give every
- * goroutine a correct glibc identity: unverified TCB layout, not started on
- * the main thread, or GOSHIM_DISABLE=1.
+ * goshim starts in two steps. As the library loads (its constructor, or
+ * the first interposed call, whichever comes first) it decides whether it
+ * can run at all, and refuses (stays native, says why once on stderr) when
+ * it cannot give every goroutine a correct glibc identity: unverified TCB
+ * layout, not loaded on the main thread, or GOSHIM_DISABLE=1. The
+ * scheduler itself starts only when the program makes its second thread
+ * (runtime_start): a shell, a coreutil, any process that stays single-
+ * threaded runs exactly as natively, with no thread, fd, signal handler
+ * or mask of goshim's. Until then its one thread is like a thread goshim
+ * did not create: interposers give it the C library's behaviour, and
+ * lock objects keep goshim's layout (so a mutex locked before the start
+ * is unlocked correctly after it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +24,7 @@
 #include "debug.h"
 #include "gomaxprocs.h"
 #include "netpoll.h"
+#include "preempt.h"
 #include "real.h"
 #include "runtime.h"
 #include "wire.h"
@@ -27,8 +35,10 @@
 bool runtime_enabled;
 _Atomic bool runtime_running;
 _Atomic bool shim_fast;
-static _Atomic int init_state; /* 0 not yet, 1 running, 2 done */
+static _Atomic int init_state; /* load: 0 not yet, 1 running, 2 done */
 static _Atomic pid_t init_tid;
+static _Atomic int start_state; /* the scheduler's: the same */
+static _Atomic pid_t start_tid;
 
 int64_t nanotime(void)
 {
@@ -96,7 +106,9 @@ static void check_settings(void)
 	}
 }
 
-static void runtime_init(void)
+/* As the library loads: everything that can refuse, and nothing the
+ * program could see (no thread, fd, handler or mask of goshim's). */
+static void runtime_load(void)
 {
 	const char *why = NULL;
 	const char *dis = getenv("GOSHIM_DISABLE");
@@ -118,17 +130,7 @@ static void runtime_init(void)
 		refuse(msg);
 		return;
 	}
-	stack_init();
-	threadlimit_init();
-	prctl(PR_GET_NAME, sched.main_name);
-	sched_init(sysmon_gomaxprocs());
-	proc_status_open();
-	wire_init();
-	debug_init();
-	netpoll_init();
-	/* Goroutines run in parallel from now on, whatever glibc counted. */
-	__libc_single_threaded = 0;
-	sysmon_start();
+	debug_load();
 	runtime_enabled = true;
 }
 
@@ -150,22 +152,81 @@ void runtime_ensure_init(void)
 	st = 0;
 	if (atomic_compare_exchange_strong(&init_state, &st, 1)) {
 		init_tid = sys_gettid();
-		runtime_init();
+		runtime_load();
 		atomic_store_explicit(&init_state, 2, memory_order_release);
-		if (runtime_enabled) {
-			atomic_store_explicit(&runtime_running, true,
+		if (runtime_enabled)
+			atomic_store_explicit(&shim_fast, !debug_chaos_asked(),
 					      memory_order_release);
-			atomic_store_explicit(&shim_fast, !chaos(),
-					      memory_order_release);
-		}
 		return;
 	}
-	/* Called again from inside the start-up (a malloc replacement or
+	/* Called again from inside the load (a malloc replacement or
 	 * constructor calling an interposer): native until it is done. */
 	if (init_tid == sys_gettid())
 		return;
-	/* Another thread is initialising (only possible for threads the
-	 * runtime did not create): wait for it. */
+	/* Another thread is loading (only possible for threads the runtime
+	 * did not create): wait for it. */
 	while (atomic_load_explicit(&init_state, memory_order_acquire) != 2)
 		arch_cpu_relax();
+}
+
+/*
+ * The scheduler starts with the program's second thread: the caller
+ * (normally the main thread, inside its first pthread_create) becomes the
+ * main goroutine with everything it built natively (handlers, mask,
+ * alternate stack, key values, TLS), and goshim's own threads, fds and
+ * handlers appear only now. A thread goshim did not create may get here
+ * first (a glibc helper thread, raw clone): it stays such a thread, and
+ * the main thread is then one too.
+ */
+static void runtime_start_now(void)
+{
+	const char *why = NULL;
+
+	if (!tls_probe(&why)) {
+		char msg[200];
+		snprintf(msg, sizeof msg,
+			 "glibc TCB layout check failed (%s); goshim knows "
+			 "glibc 2.36 on x86_64", why);
+		refuse(msg);
+		return;
+	}
+	stack_init();
+	threadlimit_init();
+	prctl(PR_GET_NAME, sched.main_name);
+	sched_init(sysmon_gomaxprocs(), sys_gettid() == sys_getpid());
+	proc_status_open();
+	wire_init();
+	/* The handler before the program's are wrapped: SIGURG's is
+	 * preempt.c's to chain. */
+	preempt_init();
+	sigroute_adopt();
+	sched_main_mask();
+	debug_start();
+	netpoll_init();
+	/* Goroutines run in parallel from now on, whatever glibc counted. */
+	__libc_single_threaded = 0;
+	sysmon_start();
+	atomic_store_explicit(&runtime_running, true, memory_order_release);
+}
+
+bool runtime_start(void)
+{
+	int st = atomic_load_explicit(&start_state, memory_order_acquire);
+
+	if (st != 2) {
+		st = 0;
+		if (atomic_compare_exchange_strong(&start_state, &st, 1)) {
+			start_tid = sys_gettid();
+			runtime_start_now();
+			atomic_store_explicit(&start_state, 2,
+					      memory_order_release);
+		} else if (start_tid == sys_gettid()) {
+			return false; /* from inside the start: native */
+		} else {
+			while (atomic_load_explicit(&start_state,
+						    memory_order_acquire) != 2)
+				arch_cpu_relax();
+		}
+	}
+	return atomic_load_explicit(&runtime_running, memory_order_acquire);
 }

@@ -428,15 +428,26 @@ bool sigroute_handlers(void);
 /* What an idle M blocks: what every goroutine blocks. */
 uint64_t sigroute_idle_mask(void);
 void sigroute_fork_child(struct g *gp);
+/* As the scheduler starts: the handlers the program installed natively go
+ * behind goshim's, and sigaction is goshim's from now on. */
+void sigroute_adopt(void);
+bool sigroute_adopted(void);
+/* The program (natively, before the start) may have installed a handler
+ * for sig since sigroute_adopt looked: put it behind goshim's too. */
+void sigroute_adopt_one(int sig);
 
 /* ---- runtime.c ---- */
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */
-/* Set once start-up has finished with the runtime enabled. */
+/* Set once the scheduler has started (runtime_start). */
 extern _Atomic bool runtime_running;
 /* ...and no interposer needs to do more than know it (chaos is off):
  * shim_active's fast path. */
 extern _Atomic bool shim_fast;
 void runtime_ensure_init(void);
+/* Start the scheduler if it is not yet running (the program makes its
+ * second thread); false if it stays off (refused, or called from inside
+ * its own start). */
+bool runtime_start(void);
 /* atexit(fn) through libc's own __cxa_atexit (see real.h). */
 void runtime_atexit(void (*fn)(void));
 int64_t nanotime(void);
@@ -518,7 +529,10 @@ bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
 void notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
 int notify_wake_granted(const void *wait, uint32_t notify, int n);
 
-void sched_init(int32_t procs);
+void sched_init(int32_t procs, bool adopt);
+/* As the scheduler starts, once preemption is set up: the main
+ * goroutine's thread lets in what the runtime must receive. */
+void sched_main_mask(void);
 /* sysmon: GOMAXPROCS becomes n (its inputs changed). */
 void procresize(int32_t n);
 

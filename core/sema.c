@@ -63,9 +63,29 @@ static struct bucket *bucket_of(const void *addr)
 	return &semtab[((uintptr_t)addr >> 3) % SEMTAB_SIZE];
 }
 
+void sema_run_async(void);
+static void run_async_now(void);
+
+/*
+ * Before the scheduler starts (and when it never does) there is no
+ * sysmon to run what sem_post marked (sema_release_async): the poster
+ * runs it itself if it can take the bucket lock, and whoever holds a
+ * bucket lock runs what was marked meanwhile as it lets go (a poster in a
+ * signal handler may have found this very thread holding it). So a unit
+ * never waits for a sysmon that is not there.
+ */
+static void bucket_release(struct bucket *b)
+{
+	spin_unlock(&b->lock);
+	if (!atomic_load_explicit(&runtime_running, memory_order_relaxed)) {
+		atomic_thread_fence(memory_order_seq_cst); /* run_async_now */
+		sema_run_async();
+	}
+}
+
 static void bucket_unlock(void *b)
 {
-	spin_unlock(&((struct bucket *)b)->lock);
+	bucket_release(b);
 }
 
 static void enqueue(struct bucket *b, struct waiter *w, bool lifo)
@@ -128,7 +148,7 @@ static void leave(struct bucket *b, struct waiter *w)
 	spin_lock(&b->lock);
 	if (w->queued)
 		unlink_waiter(b, w);
-	spin_unlock(&b->lock);
+	bucket_release(b);
 }
 
 /* ---- futex-like --------------------------------------------------------- */
@@ -141,7 +161,7 @@ int sema_wait(const _Atomic uint32_t *addr, uint32_t val, int64_t deadline,
 
 	spin_lock(&b->lock);
 	if (atomic_load(addr) != val) {
-		spin_unlock(&b->lock);
+		bucket_release(b);
 		return EAGAIN;
 	}
 	waiter_init(&w);
@@ -210,7 +230,7 @@ int sema_wake(const _Atomic uint32_t *addr, int n)
 
 	spin_lock(&b->lock);
 	int woken = claim_waiters(b, addr, n, &claimed);
-	spin_unlock(&b->lock);
+	bucket_release(b);
 	deliver_all(claimed);
 	return woken;
 }
@@ -239,7 +259,7 @@ int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
 		atomic_fetch_add(&b->nwait, 1);
 		if (cansemacquire(addr)) {
 			atomic_fetch_sub(&b->nwait, 1);
-			spin_unlock(&b->lock);
+			bucket_release(b);
 			return 0;
 		}
 		waiter_init(&w);
@@ -254,7 +274,7 @@ int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
 				unlink_waiter(b, &w);
 				atomic_fetch_sub(&b->nwait, 1);
 			}
-			spin_unlock(&b->lock);
+			bucket_release(b);
 			return ETIMEDOUT;
 		}
 		if (w.handoff || cansemacquire(addr))
@@ -292,7 +312,7 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 		if (took)
 			atomic_fetch_add(addr, 1);
 	}
-	spin_unlock(&b->lock);
+	bucket_release(b);
 	if (w) {
 		waiter_deliver(w);
 		/* Starvation mode: let the new owner run now (Go's goyield). */
@@ -321,7 +341,10 @@ void sema_release_async(_Atomic uint32_t *addr)
 		return;
 	atomic_fetch_or(&deferred[i / 64], (uint64_t)1 << (i % 64));
 	atomic_store(&deferred_any, true);
-	sysmon_wake();
+	if (atomic_load(&runtime_running))
+		sysmon_wake();
+	else
+		run_async_now();
 }
 
 /* Hand units of the semaphores in b to their waiters, oldest first, while
@@ -329,11 +352,10 @@ void sema_release_async(_Atomic uint32_t *addr)
  * loops back to wait cannot take its own unit again first. A queued
  * sema_acquire waiter keeps its semaphore alive, so its value may be
  * touched. */
-static void run_bucket(struct bucket *b)
+static void run_bucket_locked(struct bucket *b)
 {
 	struct waiter *claimed = NULL, **tail = &claimed;
 
-	spin_lock(&b->lock);
 	struct waiter **pp = &b->head, *prev = NULL;
 	while (*pp) {
 		struct waiter *w = *pp;
@@ -354,8 +376,54 @@ static void run_bucket(struct bucket *b)
 			atomic_fetch_add((_Atomic uint32_t *)w->key, 1);
 		}
 	}
-	spin_unlock(&b->lock);
+	bucket_release(b);
 	deliver_all(claimed);
+}
+
+static void run_bucket(struct bucket *b)
+{
+	spin_lock(&b->lock);
+	run_bucket_locked(b);
+}
+
+/* sema_release_async with no sysmon, maybe in a signal handler: only the
+ * buckets whose lock is free; the rest stay marked for whoever holds
+ * theirs (bucket_release). The marks are put back before a last look at
+ * those locks, and a holder lets go before it looks at the marks: one of
+ * the two sees the other. */
+static void run_async_now(void)
+{
+	atomic_fetch_add(&runners, 1);
+	while (atomic_exchange(&deferred_any, false)) {
+		bool retry = false;
+		for (size_t i = 0; i < sizeof deferred / sizeof deferred[0];
+		     i++) {
+			uint64_t bits = atomic_exchange(&deferred[i], 0);
+			uint64_t left = 0;
+			while (bits) {
+				int bit = __builtin_ctzll(bits);
+				struct bucket *b = &semtab[i * 64 + (size_t)bit];
+				bits &= bits - 1;
+				if (spin_trylock(&b->lock))
+					run_bucket_locked(b);
+				else
+					left |= (uint64_t)1 << bit;
+			}
+			if (left == 0)
+				continue;
+			atomic_fetch_or(&deferred[i], left);
+			atomic_store(&deferred_any, true);
+			while (left) {
+				int bit = __builtin_ctzll(left);
+				left &= left - 1;
+				retry |= atomic_load(&semtab[i * 64 + (size_t)bit]
+							      .lock.v) == 0;
+			}
+		}
+		if (!retry)
+			break;
+	}
+	atomic_fetch_sub(&runners, 1);
 }
 
 void sema_run_async(void)
@@ -401,7 +469,7 @@ void notify_enqueue(struct waiter *w, _Atomic uint32_t *wait)
 	spin_lock(&b->lock);
 	w->ticket = atomic_fetch_add(wait, 1);
 	enqueue(b, w, false);
-	spin_unlock(&b->lock);
+	bucket_release(b);
 }
 
 static void nothing_to_unlock(void *unused)
@@ -433,7 +501,7 @@ bool notify_cancel(struct waiter *w)
 		!atomic_compare_exchange_strong(&w->state, &st, W_TIMEDOUT);
 	if (w->queued)
 		unlink_waiter(b, w);
-	spin_unlock(&b->lock);
+	bucket_release(b);
 	return claimed;
 }
 
@@ -468,7 +536,7 @@ bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 	if (st == W_TIMEDOUT)
 		nt = atomic_load(wait);
 	atomic_store(notify, nt);
-	spin_unlock(&b->lock);
+	bucket_release(b);
 	if (st == W_WOKEN)
 		waiter_deliver(w);
 	return st != W_TIMEDOUT;
@@ -480,7 +548,7 @@ void notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 
 	spin_lock(&b->lock);
 	atomic_store(notify, atomic_load(wait));
-	spin_unlock(&b->lock);
+	bucket_release(b);
 }
 
 int notify_wake_granted(const void *wait, uint32_t notify, int n)
@@ -508,7 +576,7 @@ int notify_wake_granted(const void *wait, uint32_t notify, int n)
 			woken++;
 		}
 	}
-	spin_unlock(&b->lock);
+	bucket_release(b);
 	deliver_all(claimed);
 	return woken;
 }

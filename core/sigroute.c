@@ -143,6 +143,74 @@ int sigroute_sigaction(int sig, const struct sigaction *act,
 	return err;
 }
 
+/* ---- adopting what the program set natively ---------------------------- */
+
+static _Atomic bool adopted;
+
+bool sigroute_adopted(void)
+{
+	return atomic_load_explicit(&adopted, memory_order_acquire);
+}
+
+/* glibc's own two are glibc's (SIGCANCEL: sigroute_adopt_sigcancel), and
+ * SIGURG is preempt.c's once preemption is on. */
+static bool adoptable(int sig)
+{
+	return sig >= 1 && sig <= NSIG_KERNEL && sig != SIGKILL &&
+	       sig != SIGSTOP && !(sigbit(sig) & SIG_GLIBC_INTERNAL) &&
+	       !(sig == SIGURG && preempt_on());
+}
+
+/* Under prog.lock, signals blocked: the kernel's disposition becomes the
+ * program's record, and a handler goes behind goshim's. */
+static void adopt_locked(int sig)
+{
+	struct sigaction cur, kact;
+
+	if (real.sigaction(sig, NULL, &cur) != 0 ||
+	    ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sig_trampoline))
+		return;
+	prog_store(sig, &cur);
+	if (!is_handler(&cur)) {
+		atomic_fetch_and(&handled, ~sigbit(sig));
+		return;
+	}
+	kact = cur;
+	kact.sa_sigaction = sig_trampoline;
+	kact.sa_flags = (cur.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+	if (real.sigaction(sig, &kact, NULL) != 0)
+		runtime_throw("sigroute: cannot install goshim's handler in "
+			      "front of the program's");
+	atomic_fetch_or(&handled, sigbit(sig));
+}
+
+void sigroute_adopt(void)
+{
+	uint64_t all = ~(uint64_t)0, saved;
+
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, 8);
+	spin_lock(&prog.lock);
+	atomic_store_explicit(&adopted, true, memory_order_release);
+	for (int sig = 1; sig <= NSIG_KERNEL; sig++)
+		if (adoptable(sig))
+			adopt_locked(sig);
+	spin_unlock(&prog.lock);
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, 8);
+}
+
+void sigroute_adopt_one(int sig)
+{
+	uint64_t all = ~(uint64_t)0, saved;
+
+	if (!adoptable(sig))
+		return;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, 8);
+	spin_lock(&prog.lock);
+	adopt_locked(sig);
+	spin_unlock(&prog.lock);
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, 8);
+}
+
 /*
  * glibc installs its SIGCANCEL handler itself (not through sigaction) the
  * first time pthread_cancel runs, and aims the signal at a fake tid when

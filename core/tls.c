@@ -299,7 +299,14 @@ bool tls_init(const char **why)
 	libc_block_size = lf.size;
 	if ((*why = verify_main_thread()) != NULL)
 		return false;
+	tls_after_dlopen(); /* record the modules every TCB starts with */
+	return true;
+}
 
+/* The fields only a thread glibc starts has, read on one: a thread of its
+ * own for an instant, so only once the program makes its second. */
+bool tls_probe(const char **why)
+{
 	struct probe pr = { 0 };
 	pthread_t t;
 	if (real.pthread_create(&t, NULL, probe_thread, &pr) != 0) {
@@ -307,12 +314,8 @@ bool tls_init(const char **why)
 		return false;
 	}
 	real.pthread_join(t, NULL);
-	if (pr.why) {
-		*why = pr.why;
-		return false;
-	}
-	tls_after_dlopen(); /* record the modules every TCB starts with */
-	return true;
+	*why = pr.why;
+	return pr.why == NULL;
 }
 
 size_t tls_area_size(void)

@@ -13,9 +13,12 @@
 struct g;
 
 /* Resolve ld.so's private entry points and verify the TCB layout on the
- * calling (main) thread and on a short-lived real thread. On failure,
- * *why says what did not match and the runtime must stay native. */
+ * calling (main) thread. On failure, *why says what did not match and the
+ * runtime must stay native. */
 bool tls_init(const char **why);
+/* Verify the rest of the layout on a short-lived real thread (as the
+ * scheduler starts); false with *why as tls_init. */
+bool tls_probe(const char **why);
 
 /* Bytes a stack mapping must keep at its top for static TLS + TCB. */
 size_t tls_area_size(void);

@@ -120,7 +120,8 @@ GOSHIM_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	};
 	int err;
 
-	if (!shim_active())
+	/* The program's second thread starts the scheduler. */
+	if (!shim_active() || !runtime_start())
 		return real.pthread_create(thread, attr, start, arg);
 	if (attr && (err = read_attr(attr, &sa)) != 0)
 		return err;

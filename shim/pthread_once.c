@@ -10,10 +10,62 @@
  * generation it started in (glibc's scheme): in the child of a fork the
  * initialiser's thread is gone, and the child runs it again.
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <threads.h>
 #include "shim.h"
+
+/*
+ * once_run's cleanup makes the compiler call the unwinder's
+ * __gcc_personality_v0 and _Unwind_Resume, which live in libgcc_s: linked
+ * against it, every process under goshim would load it at start (a
+ * tenth of a millisecond, more than the rest of goshim's start costs).
+ * They are only ever called during an unwind through once_run, run by
+ * libgcc_s's unwinder, which is loaded by then (glibc loads it for
+ * pthread_exit and cancellation; C++ programs link it): so these two
+ * hand over to it, found on first use.
+ */
+static void *unwinder(const char *name)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+	if (f == NULL) {
+		void *h = real.dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+		f = h ? dlsym(h, name) : NULL;
+	}
+	if (f == NULL)
+		runtime_throw("an unwind without libgcc_s's unwinder");
+	return f;
+}
+
+/* <unwind.h>'s types (it gives these two default visibility). */
+struct _Unwind_Exception;
+struct _Unwind_Context;
+
+int __gcc_personality_v0(int version, int actions, uint64_t cls,
+			 struct _Unwind_Exception *ue,
+			 struct _Unwind_Context *ctx);
+int __gcc_personality_v0(int version, int actions, uint64_t cls,
+			 struct _Unwind_Exception *ue,
+			 struct _Unwind_Context *ctx)
+{
+	static int (*_Atomic fn)(int, int, uint64_t,
+				 struct _Unwind_Exception *,
+				 struct _Unwind_Context *);
+	if (fn == NULL)
+		fn = unwinder("__gcc_personality_v0");
+	return fn(version, actions, cls, ue, ctx);
+}
+
+void _Unwind_Resume(struct _Unwind_Exception *ue) __attribute__((noreturn));
+void _Unwind_Resume(struct _Unwind_Exception *ue)
+{
+	static void (*_Atomic fn)(struct _Unwind_Exception *);
+	if (fn == NULL)
+		fn = unwinder("_Unwind_Resume");
+	fn(ue);
+	__builtin_unreachable();
+}
 
 enum { ONCE_NEW = 0, ONCE_RUNNING = 1, ONCE_DONE = 2 };
 

@@ -5,7 +5,9 @@
  * goroutine when the kernel chose a thread that runs none (core/
  * sigroute.c); SIGURG is also goshim's preemption signal (core/
  * preempt.c). Either way the program sets, and reads back, its own.
- * Before the runtime runs, or with it off, it is the C library's.
+ * Before the scheduler starts, or with goshim off, it is the C library's:
+ * at the start, handlers installed until then go behind goshim's
+ * (sigroute_adopt).
  *
  * glibc's signal() and sysv_signal() call its sigaction internally, out
  * of reach of interposing, so each is interposed with the flags glibc
@@ -27,9 +29,13 @@ static int set_action(int sig, const struct sigaction *act,
 GOSHIM_EXPORT int sigaction(int sig, const struct sigaction *act,
 			    struct sigaction *old)
 {
-	if (!shim_active()) {
+	if (!shim_active() || !sigroute_adopted()) {
 		real_init();
-		return real.sigaction(sig, act, old);
+		int r = real.sigaction(sig, act, old);
+		/* The scheduler started meanwhile, on another thread. */
+		if (r == 0 && act && runtime_enabled && sigroute_adopted())
+			sigroute_adopt_one(sig);
+		return r;
 	}
 	int err = set_action(sig, act, old);
 	if (err) {

@@ -161,15 +161,20 @@ with tempfile.TemporaryDirectory() as d:
 check("trace: the JSON parses", rc == 0 and events and not parse_err,
       parse_err or err[-1000:])
 
-# A process that inherits GOSHIM_TRACE while another writes FILE (here a
-# shell, itself under goshim) writes FILE.PID. (bash: dash ends with
-# _exit, which leaves its trace unfinished.)
+# A process that inherits GOSHIM_TRACE while another writes FILE (here hold,
+# 2 threads kept for 1.5 s) writes FILE.PID; the shell that starts both,
+# under goshim too, stays single-threaded and so writes none (goshim's
+# scheduler never starts in it).
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "trace.json")
     e = dict(os.environ, GOSHIM_TRACE=path, LD_PRELOAD=LIB)
-    p = subprocess.run(["bash", "-c", os.path.join(PROGS, "trace_events")
-                        + "; true"], env=e, capture_output=True, text=True,
-                       timeout=120)
+    ready = os.path.join(d, "ready")
+    hold = os.path.join(B, "tools", "hold")
+    p = subprocess.run(["bash", "-c", f"{hold} 2 1 1500 {ready} >/dev/null & "
+                        f"until [ -e {ready} ]; do sleep 0.01; done; "
+                        f"{os.path.join(PROGS, 'trace_events')}; wait"],
+                       env=e, capture_output=True, text=True, timeout=120)
+    os.path.exists(ready) and os.unlink(ready)
     files = sorted(os.listdir(d))
     try:
         counts = [sum(ev.get("name") == "create" for ev in
@@ -179,7 +184,7 @@ with tempfile.TemporaryDirectory() as d:
         counts = str(ex)
 check("trace: a second process writes FILE.PID, both JSON",
       p.returncode == 0 and len(files) == 2 and
-      files[1].startswith("trace.json.") and counts == [1, 17] and
+      files[1].startswith("trace.json.") and counts == [3, 17] and
       "this one writes" in p.stderr, f"{files} {counts}\n{p.stderr}")
 
 tracks = collections.defaultdict(list)

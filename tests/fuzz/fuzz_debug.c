@@ -1,5 +1,5 @@
 /*
- * fuzz_debug: GOSHIM_DEBUG values through parse_debug, as debug_init
+ * fuzz_debug: GOSHIM_DEBUG values through parse_debug, as debug_load
  * reads them. The settings it sets are static to debug.c, so this looks
  * for memory and undefined-behaviour errors only (ASan, UBSan): the
  * parse walks items with strcspn and must stay inside the string.
