@@ -865,6 +865,10 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 	struct g *gp = getg();
 	struct m *mp = gp->m;
 
+	/* The child of fork has no sysmon until it needs one: a signal for a
+	 * parked goroutine reaches an idle M, which only notes it for sysmon
+	 * (sigroute.c). */
+	sysmon_ensure();
 	gp->waitreason = reason;
 	gp->waitsince = nanotime_coarse();
 	mp->park_unlockf = unlockf;

@@ -32,8 +32,7 @@
  * sem_post EOVERFLOW; sem_trywait EAGAIN; sem_timedwait EINVAL for a bad
  * tv_nsec, sem_clockwait also for a clock other than CLOCK_REALTIME and
  * CLOCK_MONOTONIC, both checked before trying; ETIMEDOUT only once the
- * deadline has passed. A parked waiter is not interrupted by signals (no
- * EINTR).
+ * deadline has passed; EINTR after a handler, as down_slow says.
  */
 #include <errno.h>
 #include <limits.h>
@@ -81,8 +80,10 @@ static bool trydown(struct gsem *s)
 }
 
 /* After a failed trydown: 0, or -1 with errno ETIMEDOUT, or EINTR when
- * a signal's handler ended the wait (restarted under SA_RESTART, as the
- * kernel restarts the futex wait of glibc's sem_wait; signal(7)). */
+ * a signal's handler ended the wait. Restarted under SA_RESTART only
+ * without a deadline: the kernel restarts glibc's untimed futex wait
+ * (-ERESTARTSYS) but ends a timed one with EINTR whatever the flags say
+ * (-ERESTART_RESTARTBLOCK), so sem_timedwait and sem_clockwait fail. */
 static int down_slow(struct gsem *s, clockid_t clk,
 		     const struct timespec *abstime)
 {
@@ -98,7 +99,7 @@ static int down_slow(struct gsem *s, clockid_t clk,
 		}
 		intr_begin_cancel();
 		err = sema_acquire(&s->value, false, deadline, "semaphore");
-		intr = intr_end(true);
+		intr = intr_end(abstime == NULL);
 	} while (intr == ERESTART_CALL || intr == ECANCEL_CALL);
 	if (intr) {
 		errno = EINTR;
