@@ -81,6 +81,12 @@ void fork_child(void)
 	netpoll_fork_child();
 	proc_status_open(); /* /proc/self was the parent */
 	sysmon_fork_child();
+	/* The child's one thread is its main thread: its id is the pid,
+	 * and (as the kernel's fork) no set_tid_address word carries over. */
+	if (gp) {
+		gp->tid = sys_gettid();
+		gp->clear_tid = NULL;
+	}
 	sched_fork_child(gp);
 	sigroute_fork_child(gp);
 	/* glibc's child may count itself single-threaded; goroutines still

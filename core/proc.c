@@ -20,6 +20,7 @@
  * glibc's pthread_create reads the creator's TCB.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1204,7 +1205,9 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	if (!gp->user_stack)
 		asan_stack_clean(gp->stack_hi,
 				 (size_t)(gp->map + gp->map_size - gp->stack_hi));
-	tls_prepare(gp, tls_fake_tid());
+	gp->tid = tls_fake_tid();
+	gp->clear_tid = NULL;
+	tls_prepare(gp, gp->tid);
 	gp->tls_used = reused;
 	arch_ctx_init(&gp->ctx, gp->stack_hi, gp->tcb, g_entry, gp);
 	if (fresh) {
@@ -1292,6 +1295,8 @@ static struct g *goexit0(struct g *gp)
 	return NULL;
 }
 
+static void g_clear_tid(struct g *gp);
+
 void go_exit(void *retval)
 {
 	struct g *gp = getg();
@@ -1300,6 +1305,7 @@ void go_exit(void *retval)
 	tls_exit();
 	keys_run_destructors(gp);
 	mutex_goexit(gp);
+	g_clear_tid(gp);
 	sigroute_mask_change(gp->sigmask, 0, true, false);
 	/* The last thread of a process whose main called pthread_exit
 	 * ends the process, as glibc's start_thread does. */
@@ -1317,12 +1323,37 @@ void main_goroutine_exit(void)
 
 	keys_run_destructors(gp);
 	mutex_goexit(gp);
+	g_clear_tid(gp);
 	sigroute_mask_change(gp->sigmask, 0, true, false);
 	atomic_store(&sched.main_exited, true);
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
 		exit(0);
 	mcall(goexit0); /* joinable, as glibc's main thread is */
 	runtime_throw("main goroutine resumed after exit");
+}
+
+/* As the kernel does for CLONE_CHILD_CLEARTID (and set_tid_address) when
+ * a thread exits: 0 at the address, one waiter woken (a shared wake, which
+ * private waiters on a private mapping meet too). */
+static void g_clear_tid(struct g *gp)
+{
+	_Atomic int *addr = gp->clear_tid;
+
+	gp->clear_tid = NULL;
+	if (addr && sys_copy_out(addr, &(int){ 0 }, sizeof(int)) == 0)
+		sys_futex(addr, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+struct g *g_from_tid(pid_t tid)
+{
+	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
+	     gp; gp = gp->alllink) {
+		uint32_t st = atomic_load(&gp->status) & ~G_SCAN;
+		if (gp->tid == tid && !gp->is_g0 && st != G_IDLE &&
+		    st != G_DEAD && !gp->exited)
+			return gp;
+	}
+	return NULL;
 }
 
 /* What a stale handle finds once its G's stack is gone: no thread. */
@@ -1782,6 +1813,7 @@ void sched_init(int32_t procs, bool adopt)
 	maing->tcb = arch_get_tp();
 	maing->ctx.tp = maing->tcb;
 	maing->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
+	maing->tid = m0->tid;
 	maing->m = m0;
 	maing->status = G_RUNNING;
 	maing->sigmask = thread_sigmask();

@@ -78,6 +78,12 @@ struct g {
 	bool user_stack; /* caller-supplied (pthread_attr_setstack) */
 	unsigned vg_stack; /* valgrind's id for it (core/stack.c) */
 	bool is_main;	 /* the process's main thread */
+	/* Its thread id for its whole life (gettid): the pid for the main
+	 * goroutine, else above PID_MAX_LIMIT (tls_fake_tid), never a real
+	 * task's. clear_tid: what set_tid_address gave it, cleared and woken
+	 * as it exits (the kernel's CLONE_CHILD_CLEARTID). */
+	pid_t tid;
+	_Atomic int *clear_tid;
 	bool is_g0;
 	bool tls_used;	 /* TLS ran user code: re-initialise before reuse */
 
@@ -480,6 +486,8 @@ void g_free(struct g *gp); /* a dead, joined or detached G */
  * that g_gone() calls gone for a handle whose thread was joined or reaped
  * (glibc answers ESRCH for those while its descriptor is cached). */
 struct g *g_from_handle(uintptr_t handle);
+/* The live goroutine whose thread id is tid (g.tid), or NULL. */
+struct g *g_from_tid(pid_t tid);
 static inline bool g_gone(struct g *gp)
 {
 	return atomic_load(&gp->status) == G_IDLE;

@@ -180,5 +180,8 @@ GOSHIM_EXPORT long syscall(long nr, ...)
 	va_end(ap);
 	if (!shim_active())
 		return fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long r;
+	if (shim_tid_syscall(nr, a, &r))
+		return r;
 	return IN_SYSCALL(fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
 }

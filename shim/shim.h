@@ -98,6 +98,12 @@ static inline void cancel_syscall_exit(struct g *gp)
 		cr_;                                       \
 	})
 
+/* thread_id.c: the caller's thread id (a goroutine's own, g.tid), and
+ * syscall()'s thread-id calls (gettid, set_tid_address, tgkill, tkill):
+ * true if it answered nr, with the C library's result in *ret. */
+pid_t shim_gettid(void);
+bool shim_tid_syscall(long nr, const long *a, long *ret);
+
 /* Monotonic deadline (ns) from an absolute time on clock clk. */
 int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);
 

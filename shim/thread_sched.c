@@ -8,7 +8,8 @@
  * and wires a goroutine that has its own to an M (Go's LockOSThread).
  * A pid argument means, as in Linux: 0 the caller, the process id the
  * main thread, a tid the thread it names (for goroutines: the tid gettid()
- * gave it, its M's); anything else is the kernel's to answer.
+ * gave it, thread_id.c; an M's tid, read from /proc, names what runs
+ * there); anything else is the kernel's to answer.
  */
 #include <errno.h>
 #include <sched.h>
@@ -30,8 +31,10 @@ static struct g *g_of_pid(pid_t pid, bool *gone)
 		return NULL;
 	if (pid == 0)
 		return on_goroutine() ? me : NULL;
-	if (on_goroutine() && pid == me->m->tid && pid != sys_getpid())
+	if (on_goroutine() && pid == me->tid)
 		return me;
+	if (pid != sys_getpid() && (found = g_from_tid(pid)) != NULL)
+		return found;
 	rlock_lock(&sched.alllock);
 	if (pid == sys_getpid()) {
 		for (struct g *gp = sched.allgs; gp; gp = gp->alllink)

@@ -1,0 +1,97 @@
+/*
+ * thread_id.c: a goroutine's thread id, and the calls that name a thread
+ * by it.
+ *
+ * The kernel's tid is the M's: it is shared by every goroutine that runs
+ * there and changes as a goroutine moves. So each goroutine has its own
+ * (g.tid) for its whole life: the pid for the main goroutine, a number
+ * above PID_MAX_LIMIT for the others, which no task of the system can
+ * have; it is also the tid in its TCB, which glibc's own code uses
+ * (recursive mutex owners). gettid and syscall(SYS_gettid) answer it,
+ * set_tid_address answers it and clears its word as the goroutine exits,
+ * and tgkill and tkill (through syscall() too) signal the goroutine it
+ * names. The scheduling calls take it as well (thread_sched.c). A program
+ * that opens /proc/self/task/TID itself finds no such directory for a
+ * goroutine's tid (ENOENT), as for a thread that has exited.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "../core/sys.h"
+#include "shim.h"
+
+/* The kernel's -errno convention as the C library's. */
+static long tid_ret(long r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+/* What the kernel does for tgkill(pid, tid, sig) when tid may be a
+ * goroutine's (pid < 0: tkill); true if it was one, *r the -errno
+ * result. */
+static bool goroutine_kill(pid_t pid, pid_t tid, int sig, long *r)
+{
+	struct g *gp;
+
+	if (!shim_active() || tid <= 0 || (gp = g_from_tid(tid)) == NULL)
+		return false;
+	if (pid >= 0 && pid != sys_getpid())
+		*r = -ESRCH;
+	else if (sig < 0 || sig > 64)
+		*r = -EINVAL;
+	else
+		*r = sig == 0 ? 0 : -(long)gsignal_send(gp, sig);
+	return true;
+}
+
+pid_t shim_gettid(void)
+{
+	return on_goroutine() ? getg()->tid : (pid_t)SYS0(SYS_gettid);
+}
+
+GOSHIM_EXPORT pid_t gettid(void)
+{
+	return shim_gettid();
+}
+
+GOSHIM_EXPORT int tgkill(pid_t pid, pid_t tid, int sig)
+{
+	long r;
+	if (!goroutine_kill(pid, tid, sig, &r))
+		r = SYS3(SYS_tgkill, pid, tid, sig);
+	return (int)tid_ret(r);
+}
+
+bool shim_tid_syscall(long nr, const long *a, long *ret)
+{
+	long r;
+
+	switch (nr) {
+	case SYS_gettid:
+		r = shim_gettid();
+		break;
+	case SYS_set_tid_address:
+		if (!on_goroutine())
+			return false;
+		getg()->clear_tid = (_Atomic int *)a[0];
+		r = getg()->tid;
+		break;
+	case SYS_tgkill:
+		if (!goroutine_kill((pid_t)a[0], (pid_t)a[1], (int)a[2], &r))
+			return false;
+		break;
+	case SYS_tkill:
+		if (!goroutine_kill(-1, (pid_t)a[0], (int)a[1], &r))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	*ret = tid_ret(r);
+	return true;
+}
