@@ -161,6 +161,7 @@ void debug_init(void)
 
 void debug_sysmon(void)
 {
+	dumpreq_poll();
 	if (__builtin_expect(atomic_load_explicit(&quit_asked,
 						  memory_order_relaxed),
 			     0)) {

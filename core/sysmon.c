@@ -401,6 +401,7 @@ static void *sysmon_main(void *arg)
 	uint64_t all = ~SIG_GLIBC_INTERNAL;
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
 	sysmon_short_slice();
+	dumpreq_sysmon_start();
 	for (;;) {
 		if (idle == 0)
 			delay_us = SYSMON_MIN_US;
