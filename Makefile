@@ -162,7 +162,7 @@ check:
 	$(MAKE) diag
 
 # Each goshim subcommand against /proc readings of its own.
-tools-check: tools $(B)/tools/hold
+tools-check: tools $(B)/tools/hold $(B)/tools/parked
 	tests/tools-check.sh $(B)
 
 # The before/after demo: `goshim stress` on the bundled legacy server at
