@@ -176,8 +176,9 @@ def _status(rc):
 def run(cmd, secs, kill_after=5, label=None, report_to=None, on_start=None,
         **popen):
     """Run cmd (Popen's keywords in popen, e.g. stdout=PIPE) for at most
-    secs seconds. Returns (status, stdout, stderr, timed_out); on a time
-    out, report_to(text) gets the report first (default: stderr).
+    secs seconds. Returns (returncode, stdout, stderr, timed_out): Popen's
+    returncode (-N for a signal N), 124 when it timed out; on a time out,
+    report_to(text) gets the report first (default: stderr).
     on_start(pid): told the group's pid as soon as it runs."""
     write = report_to or sys.stderr.write
     p = subprocess.Popen(cmd, process_group=0, **popen)
@@ -185,7 +186,7 @@ def run(cmd, secs, kill_after=5, label=None, report_to=None, on_start=None,
         on_start(p.pid)
     try:
         out, err = p.communicate(timeout=secs)
-        return _status(p.returncode), out, err, False
+        return p.returncode, out, err, False
     except subprocess.TimeoutExpired:
         pass
     write("watchdog: %s: still running after %g s; what it is doing:\n"
@@ -267,11 +268,11 @@ def main(argv):
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, forward)
     try:
-        st, _, _, _ = run(cmd, secs, kill_after, label, write, child.append)
+        rc, _, _, _ = run(cmd, secs, kill_after, label, write, child.append)
     except FileNotFoundError as e:
         sys.stderr.write("watchdog: %s\n" % e)
         return 127
-    return st
+    return _status(rc)
 
 
 if __name__ == "__main__":
