@@ -7,9 +7,12 @@
  * The request (scripts/goshim's dump_request): the tool makes a pipe,
  * finds sysmon's thread by its name (SYSMON_NAME, in
  * /proc/PID/task/TID/comm) and sends that thread SIGURG with
- * rt_tgsigqueueinfo: si_code SI_QUEUE, its own pid in si_pid,
- * DUMPREQ_MAGIC << 32 | the fd number of the pipe's write end in
- * si_value.
+ * rt_tgsigqueueinfo: si_code SI_QUEUE, its own pid in si_pid, and in
+ * si_value DUMPREQ_MAGIC (16 bits), the fd number of the pipe's write
+ * end (16 bits) and when it asked (CLOCK_MONOTONIC in ms, the low 32
+ * bits). A request older than STALE_MS is dropped: one that waited while
+ * the program was stopped names a pipe, perhaps a pid, that is no longer
+ * the tool's.
  *
  * No handler sees it. sysmon blocks every signal, and unblocking one
  * there would make sysmon a thread the kernel may hand the program's own
@@ -44,12 +47,13 @@
 #include "sys.h"
 
 /* Must match scripts/goshim. */
-#define DUMPREQ_MAGIC 0x676f6475u /* "godu" */
+#define DUMPREQ_MAGIC 0x6764u /* "gd" */
 #define SYSMON_NAME "goshim-sysmon"
 
 #define LOOK_NS 10000000LL
 #define WRITE_WAIT_NS 5000000000LL
 #define POLL_SLICE_NS 100000000LL
+#define STALE_MS 30000u
 
 static char inherited_name[16];
 static pid_t sysmon_tid;
@@ -227,13 +231,14 @@ void dumpreq_poll(void)
 	if (take(SIGURG, &si) != SIGURG)
 		return;
 	uint64_t v = (uint64_t)(uintptr_t)si.si_value.sival_ptr;
+	uint32_t age = (uint32_t)(nanotime() / 1000000) - (uint32_t)v;
 	/* Anything else sent to this thread is dropped, as SIGURG's
 	 * default action would. */
 	if (si.si_code != SI_QUEUE || si.si_pid <= 0 ||
-	    si.si_pid == sys_getpid() || (v >> 32) != DUMPREQ_MAGIC ||
-	    (uint32_t)v > INT32_MAX)
+	    si.si_pid == sys_getpid() || (v >> 48) != DUMPREQ_MAGIC ||
+	    age > STALE_MS)
 		return;
-	answer(si.si_pid, (int)(uint32_t)v);
+	answer(si.si_pid, (int)(v >> 32 & 0xffff));
 }
 
 bool dumpreq_fd_is(int fd)

@@ -4,8 +4,10 @@ on this command's stdout (jstack's idea).
 
 The runtime's side is core/dumpreq.c. This side makes a pipe, finds the
 target's sysmon thread by its name, and sends that thread SIGURG with
-rt_tgsigqueueinfo: si_code SI_QUEUE, this process's pid in si_pid, MAGIC << 32
-| the pipe's write end in si_value. sysmon opens /proc/<this pid>/fd/<write
+rt_tgsigqueueinfo: si_code SI_QUEUE, this process's pid in si_pid, and in
+si_value MAGIC << 48 | the pipe's write end << 32 | CLOCK_MONOTONIC in ms
+(low 32 bits: sysmon drops a request that waited too long, in a program
+that was stopped). sysmon opens /proc/<this pid>/fd/<write
 end> and writes the dump there; once its first bytes are in, this side
 closes its own write end and reads to the end of the file.
 
@@ -24,7 +26,7 @@ import struct
 import sys
 import time
 
-MAGIC = 0x676F6475  # core/dumpreq.c's DUMPREQ_MAGIC
+MAGIC = 0x6764  # core/dumpreq.c's DUMPREQ_MAGIC
 SYSMON_NAME = "goshim-sysmon"  # core/dumpreq.c's SYSMON_NAME
 SIGURG = 23
 SI_QUEUE = -1
@@ -103,8 +105,11 @@ def send(pid, tid, wfd):
         fail("rt_tgsigqueueinfo's number on %s is not known here" % platform.machine())
     # siginfo_t: si_signo, si_errno, si_code, padding; then _rt: si_pid,
     # si_uid, si_value (8 bytes); 128 bytes in all
+    if wfd > 0xFFFF:
+        fail("the pipe's fd %d does not fit the request" % wfd)
+    now_ms = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000000
     si = struct.pack("iiiiiIQ", SIGURG, 0, SI_QUEUE, 0, os.getpid(), os.getuid(),
-                     MAGIC << 32 | wfd)
+                     MAGIC << 48 | wfd << 32 | now_ms & 0xFFFFFFFF)
     buf = ctypes.create_string_buffer(si.ljust(128, b"\0"), 128)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
