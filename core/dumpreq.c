@@ -74,9 +74,13 @@ void dumpreq_sysmon_start(void)
 	SYS2(SYS_prctl, PR_GET_NAME, inherited_name);
 	SYS2(SYS_prctl, PR_SET_NAME, SYSMON_NAME);
 	sysmon_tid = sys_gettid();
-	/* A fork child's sysmon: the parent's file is not this thread's */
+	/* A fork child's sysmon: the parent's files are not this thread's
+	 * (the child closed them), and the parent's sysmon may have held the
+	 * lock as the fork was made. */
 	statusfd = 0;
 	next_look = 0;
+	memset(&out.lock, 0, sizeof out.lock);
+	atomic_store(&out.fd, -1);
 }
 
 void dumpreq_thread_name(void)
