@@ -136,7 +136,9 @@ def report(root, write):
             nthreads = len(os.listdir("/proc/%d/task" % pid))
         except OSError:
             nthreads = 0
-        write("== pid %d (%s) state %s, %d threads: %s\n" % (pid, st[0], st[1], nthreads, cmd[:300]))
+        write("== pid %d (%s) state %s, %d threads, pending for the process %s: %s\n"
+              % (pid, st[0], st[1], nthreads,
+                 _sig_line(_read("/proc/%d/status" % pid), "ShdPnd"), cmd[:300]))
         if under_goshim(pid):
             try:
                 p = subprocess.run([GOSHIM, "dump", "--timeout", "5", str(pid)],
