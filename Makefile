@@ -110,8 +110,15 @@ $(B)/tests/servers/%: tests/servers/%.c
 
 tools: $(B)/libgoshim.so $(TOOL_BINS)
 
+# Every test program runs under tests/watchdog.py: past its bound (sized
+# for a slow, loaded 2-CPU machine) it says what hung, is killed, and the
+# step fails with status 124.
+WATCHDOG := tests/watchdog.py --kill-after 10
+UNIT_TIMEOUT ?= 600
+
 unit: $(UNIT_BINS)
-	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; \
+		$(WATCHDOG) --label $$t $(UNIT_TIMEOUT) $$t; done
 
 progs: $(B)/libgoshim.so $(PROG_BINS) $(MOD_SOS)
 	tests/run-progs.sh $(B) $(PROG_BINS)
@@ -162,7 +169,7 @@ check:
 	$(MAKE) diag
 
 # Each goshim subcommand against /proc readings of its own.
-tools-check: tools $(B)/tools/hold
+tools-check: tools $(B)/tools/hold $(B)/tools/parked
 	tests/tools-check.sh $(B)
 
 # The before/after demo: `goshim stress` on the bundled legacy server at
@@ -223,7 +230,8 @@ VG_PROGS := $(addprefix $(B)/tests/progs/,$(shell sed 's/\#.*//' \
 	tests/san/valgrind.progs))
 VG_UNIT := $(filter-out %/check_switch,$(UNIT_BINS))
 valgrind: all $(VG_UNIT) $(VG_PROGS)
-	@set -e; for t in $(VG_UNIT); do echo "== $$t"; $(VG) $$t; done
+	@set -e; for t in $(VG_UNIT); do echo "== $$t"; \
+		$(WATCHDOG) --label "valgrind $$t" $$(($(UNIT_TIMEOUT) * 10)) $(VG) $$t; done
 	GOSHIM_TEST_WRAP="$(VG)" GOSHIM_TEST_SLOW=10 GOSHIM_TEST_SHIM_BOUNDS=0 \
 		tests/run-progs.sh $(B) $(VG_PROGS)
 

@@ -173,6 +173,7 @@ void debug_start(void)
 
 void debug_sysmon(void)
 {
+	dumpreq_poll();
 	if (__builtin_expect(atomic_load_explicit(&quit_asked,
 						  memory_order_relaxed),
 			     0)) {

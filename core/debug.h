@@ -11,6 +11,7 @@
 #define GOSHIM_DEBUG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct g;
@@ -42,5 +43,22 @@ void schedtrace_start(int64_t now);
  * goroutine doing the dump (its own stack is unwound live), or NULL.
  * Takes no lock: allgs is read as it is (Gs are never unlinked). */
 void goroutines_dump(const struct g *self);
+/* The same, each piece of text handed to w instead (`goshim dump`). */
+typedef void dump_write_fn(const char *s, size_t n);
+void goroutines_dump_to(const struct g *self, dump_write_fn *w);
+
+/* dumpreq.c: `goshim dump PID`, a dump asked for from outside.
+ * On sysmon's thread as it starts: name it (the tool finds it by name)
+ * and learn its tid. */
+void dumpreq_sysmon_start(void);
+/* A thread sysmon created (an M): the name sysmon had before it took
+ * its own, as if the thread had been made by the program. */
+void dumpreq_thread_name(void);
+/* sysmon, each round: answer a request, if one came. */
+void dumpreq_poll(void);
+/* The pipe a dump is being written to (fd_vacate moves it when the
+ * program takes its number). */
+bool dumpreq_fd_is(int fd);
+void dumpreq_fd_set(int fd);
 
 #endif

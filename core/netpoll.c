@@ -53,6 +53,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "debug.h"
 #include "netpoll.h"
 #include "runtime.h"
 #include "sys.h"
@@ -464,7 +465,7 @@ int fd_vacate(int fd)
 	if (!fd_runtime(fd))
 		goto out;
 	if (fd != atomic_load(&np.epfd) && fd != atomic_load(&np.efd) &&
-	    !trace_fd_is(fd)) {
+	    !trace_fd_is(fd) && !dumpreq_fd_is(fd)) {
 		/* A file only read (an M's stat for sysmon): its owner finds
 		 * the program's file there and lets the number go. */
 		runtime_unmark(fd);
@@ -486,6 +487,8 @@ int fd_vacate(int fd)
 		 * out whoever read it before. */
 		while (atomic_load(&np.efd_users))
 			arch_cpu_relax();
+	} else if (dumpreq_fd_is(fd)) {
+		dumpreq_fd_set((int)n);
 	} else {
 		trace_fd_set((int)n);
 	}

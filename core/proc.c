@@ -27,6 +27,7 @@
 #include <string.h>
 #include "chaos.h"
 #include "asan.h"
+#include "debug.h"
 #include "gomaxprocs.h"
 #include "mutex.h"
 #include "netpoll.h"
@@ -145,6 +146,7 @@ static void *m_thread_main(void *arg)
 	g_current = g0;
 	mp->tid = tls_tid(g0->tcb);
 	mp->sigmask = thread_sigmask(); /* sysmon's, until a G runs */
+	dumpreq_thread_name();
 	wire_new_m();
 	mp->altstack = thread_altstack();
 	acquirep(mp, mp->nextp);

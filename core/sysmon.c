@@ -24,7 +24,10 @@
  * - runs overdue timers and polls the network when nobody has for 10 ms;
  * - starts the new Ms the scheduler asks for (newm) and hands out the
  *   units of sem_post (sema_run_async), woken at once for either: a real
- *   thread in a known state.
+ *   thread in a known state;
+ * - writes the goroutine dump SIGQUIT asks for (debug.c), or `goshim
+ *   dump PID` from outside (dumpreq.c: it finds this thread by its name,
+ *   goshim-sysmon).
  * It sleeps 20 us while it finds something to do, doubling up to 10 ms
  * after 50 idle rounds, as Go does, but never past the moment the next
  * goroutine's slice ends, so preemption comes close to the 10 ms.
@@ -401,6 +404,7 @@ static void *sysmon_main(void *arg)
 	uint64_t all = ~SIG_GLIBC_INTERNAL;
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
 	sysmon_short_slice();
+	dumpreq_sysmon_start();
 	for (;;) {
 		if (idle == 0)
 			delay_us = SYSMON_MIN_US;

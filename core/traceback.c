@@ -24,8 +24,9 @@
  * are shown as such; only the one doing the dump has its own stack
  * unwound. allgs is read without its lock (Gs are only ever pushed at its
  * head). The dump runs where no lock of the interrupted code is held: on
- * sysmon for SIGQUIT (debug.c), on the exiting goroutine, or on the M
- * that found the deadlock (checkdead.c).
+ * sysmon for SIGQUIT (debug.c) and for `goshim dump` (dumpreq.c, whose
+ * writer sends the text to the asking process's pipe), on the exiting
+ * goroutine, or on the M that found the deadlock (checkdead.c).
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -58,13 +59,19 @@ static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 static _Atomic int unw_state; /* 0 not tried, 1 loaded, -1 unavailable */
 static char unw_error[160];
 
-static void say(const char *s)
+static void to_stderr(const char *s, size_t n)
 {
-	sys_write(2, s, strlen(s));
+	sys_write(2, s, n);
 }
 
-static void sayf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void sayf(const char *fmt, ...)
+static void say(dump_write_fn *w, const char *s)
+{
+	w(s, strlen(s));
+}
+
+static void sayf(dump_write_fn *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void sayf(dump_write_fn *w, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -73,8 +80,7 @@ static void sayf(const char *fmt, ...)
 	int n = vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
-							 : sizeof buf - 1);
+		w(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
 static bool unw_load(void)
@@ -143,7 +149,8 @@ static void ctx_to_ucontext(const struct arch_ctx *ctx, ucontext_t *uc)
 
 /* Frames whose stack pointer is at or below skip_to are the dump's own
  * (NULL: none), not shown. */
-static void print_frames(unw_cursor_t *cur, const void *skip_to)
+static void print_frames(dump_write_fn *w, unw_cursor_t *cur,
+			 const void *skip_to)
 {
 	unw_word_t sp = 0;
 	int skip = 0;
@@ -174,19 +181,20 @@ static void print_frames(unw_cursor_t *cur, const void *skip_to)
 		 * function (after a noreturn call). */
 		if (dladdr((void *)(uintptr_t)(ip - (i + skip > 0)), &info) &&
 		    info.dli_fname)
-			sayf("%s+0x%lx\n\t%s +0x%lx\n", name, (unsigned long)off,
+			sayf(w, "%s+0x%lx\n\t%s +0x%lx\n", name,
+			     (unsigned long)off,
 			     info.dli_fname,
 			     (unsigned long)(ip - (uintptr_t)info.dli_fbase));
 		else
-			sayf("%s+0x%lx\n\t? pc=0x%lx\n", name,
+			sayf(w, "%s+0x%lx\n\t? pc=0x%lx\n", name,
 			     (unsigned long)off, (unsigned long)ip);
 		if (unw.step(cur) <= 0)
 			return;
 	}
-	say("...additional frames elided...\n");
+	say(w, "...additional frames elided...\n");
 }
 
-static void backtrace_saved(const struct g *gp)
+static void backtrace_saved(dump_write_fn *w, const struct g *gp)
 {
 	ucontext_t uc;
 	unw_cursor_t cur;
@@ -197,23 +205,23 @@ static void backtrace_saved(const struct g *gp)
 	 * whose pc is arch_ctx_start's first byte; after a call, pc is still
 	 * inside the caller (mcall returns). */
 	if (unw.init_local2(&cur, &uc, UNW_INIT_SIGNAL_FRAME) < 0) {
-		say("\tcannot unwind from the saved registers\n");
+		say(w, "\tcannot unwind from the saved registers\n");
 		return;
 	}
-	print_frames(&cur, NULL);
+	print_frames(w, &cur, NULL);
 }
 
 /* The running stack, from the frame above the dump's (skip_to). */
-static void backtrace_here(const void *skip_to)
+static void backtrace_here(dump_write_fn *w, const void *skip_to)
 {
 	ucontext_t uc;
 	unw_cursor_t cur;
 
 	if (getcontext(&uc) != 0 || unw.init_local(&cur, &uc) < 0) {
-		say("\tcannot unwind the running stack\n");
+		say(w, "\tcannot unwind the running stack\n");
 		return;
 	}
-	print_frames(&cur, skip_to);
+	print_frames(w, &cur, skip_to);
 }
 
 /* Hold a parked or runnable G still: true, with its status in *st;
@@ -232,7 +240,8 @@ static bool scan_hold(struct g *gp, uint32_t *st)
 	}
 }
 
-static void header(const struct g *gp, uint32_t st, int64_t now)
+static void header(dump_write_fn *w, const struct g *gp, uint32_t st,
+		   int64_t now)
 {
 	const char *what = st == G_RUNNABLE  ? "runnable"
 			   : st == G_SYSCALL ? "syscall"
@@ -242,18 +251,18 @@ static void header(const struct g *gp, uint32_t st, int64_t now)
 	int64_t mins = st == G_WAITING ? (now - gp->waitsince) / 60000000000LL
 				       : 0;
 	if (mins > 0)
-		sayf("\ngoroutine %llu [%s, %lld minutes]:%s\n",
+		sayf(w, "\ngoroutine %llu [%s, %lld minutes]:%s\n",
 		     (unsigned long long)gp->goid, what, (long long)mins,
 		     gp->is_main ? " (main)" : "");
 	else
-		sayf("\ngoroutine %llu [%s]:%s\n",
+		sayf(w, "\ngoroutine %llu [%s]:%s\n",
 		     (unsigned long long)gp->goid, what,
 		     gp->is_main ? " (main)" : "");
 }
 
 /* skip_to: the dump's frame, for self's backtrace. */
-static void dump_one(struct g *gp, const struct g *self, bool unwind,
-		     int64_t now, const void *skip_to)
+static void dump_one(dump_write_fn *w, struct g *gp, const struct g *self,
+		     bool unwind, int64_t now, const void *skip_to)
 {
 	uint32_t st;
 
@@ -262,16 +271,16 @@ static void dump_one(struct g *gp, const struct g *self, bool unwind,
 	bool held = scan_hold(gp, &st);
 	if (st == G_IDLE || st == G_DEAD || (st & G_SCAN))
 		return;
-	header(gp, st, now);
+	header(w, gp, st, now);
 	if (held) {
 		if (unwind)
-			backtrace_saved(gp);
+			backtrace_saved(w, gp);
 		atomic_store(&gp->status, st);
 	} else if (gp == self && unwind) {
-		backtrace_here(skip_to);
+		backtrace_here(w, skip_to);
 	} else {
-		say("\tgoroutine running on other thread; stack "
-		    "unavailable\n");
+		say(w, "\tgoroutine running on other thread; stack "
+		       "unavailable\n");
 	}
 }
 
@@ -281,6 +290,11 @@ static void dump_one(struct g *gp, const struct g *self, bool unwind,
  * (allgs has the newest at its head). */
 void goroutines_dump(const struct g *self)
 {
+	goroutines_dump_to(self, to_stderr);
+}
+
+void goroutines_dump_to(const struct g *self, dump_write_fn *w)
+{
 	int64_t now = nanotime_coarse();
 	bool unwind = unw_load();
 	struct g *head = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
@@ -288,16 +302,16 @@ void goroutines_dump(const struct g *self)
 	const void *frame = __builtin_frame_address(0);
 
 	if (!unwind)
-		sayf("goshim: %s\n", unw_error);
+		sayf(w, "goshim: %s\n", unw_error);
 	if (self)
-		dump_one((struct g *)self, self, unwind, now, frame);
+		dump_one(w, (struct g *)self, self, unwind, now, frame);
 	for (struct g *gp = head; gp; gp = NEXT(gp))
 		n++;
 	struct g **all = malloc(n * sizeof *all);
 	if (all == NULL) { /* newest first, then */
 		for (struct g *gp = head; gp; gp = NEXT(gp))
 			if (gp != self)
-				dump_one(gp, self, unwind, now, frame);
+				dump_one(w, gp, self, unwind, now, frame);
 		return;
 	}
 	size_t k = 0;
@@ -305,6 +319,6 @@ void goroutines_dump(const struct g *self)
 		all[k++] = gp;
 	while (k-- > 0)
 		if (all[k] != self)
-			dump_one(all[k], self, unwind, now, frame);
+			dump_one(w, all[k], self, unwind, now, frame);
 	free(all);
 }

@@ -13,7 +13,9 @@ where run-progs.sh can only match one line of stderr.
   open), and that has one goroutine per thread of the program.
 
 A dump taken before every thread has blocked (a loaded machine) is taken
-again, up to 5 times.
+again, up to 5 times. Each run is bounded (tests/watchdog.py): past it,
+what the program was doing is printed (its goroutine dump by `goshim
+dump`, else its threads from /proc), it is killed, and its check fails.
 """
 import collections
 import json
@@ -23,6 +25,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import watchdog  # noqa: E402
 
 B = sys.argv[1] if len(sys.argv) > 1 else "build"
 LIB = os.path.abspath(os.path.join(B, "libgoshim.so"))
@@ -36,11 +42,14 @@ def run(prog, args=(), env=None, timeout=120):
     e["LD_PRELOAD"] = LIB
     # SIGQUIT at its default action (a background job ignores it, and
     # goshim leaves an ignored SIGQUIT alone).
-    p = subprocess.run([os.path.join(PROGS, prog), *args], env=e,
-                       capture_output=True, text=True, timeout=timeout,
-                       preexec_fn=lambda: signal.signal(signal.SIGQUIT,
-                                                        signal.SIG_DFL))
-    return p.returncode, p.stdout, p.stderr
+    rc, out, err, hung = watchdog.run(
+        [os.path.join(PROGS, prog), *args], timeout, label=prog,
+        report_to=sys.stdout.write, env=e, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGQUIT, signal.SIG_DFL))
+    if hung:
+        err += "\n(timed out after %d s: killed)" % timeout
+    return rc, out, err
 
 
 def check(name, ok, detail=""):
@@ -170,10 +179,12 @@ with tempfile.TemporaryDirectory() as d:
     e = dict(os.environ, GOSHIM_TRACE=path, LD_PRELOAD=LIB)
     ready = os.path.join(d, "ready")
     hold = os.path.join(B, "tools", "hold")
-    p = subprocess.run(["bash", "-c", f"{hold} 2 1 1500 {ready} >/dev/null & "
-                        f"until [ -e {ready} ]; do sleep 0.01; done; "
-                        f"{os.path.join(PROGS, 'trace_events')}; wait"],
-                       env=e, capture_output=True, text=True, timeout=120)
+    rc2, out2, err2, _ = watchdog.run(
+        ["bash", "-c", f"{hold} 2 1 1500 {ready} >/dev/null & "
+         f"until [ -e {ready} ]; do sleep 0.01; done; "
+         f"{os.path.join(PROGS, 'trace_events')}; wait"], 120,
+        label="bash -c 'hold & trace_events'", report_to=sys.stdout.write,
+        env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     os.path.exists(ready) and os.unlink(ready)
     files = sorted(os.listdir(d))
     try:
@@ -183,9 +194,9 @@ with tempfile.TemporaryDirectory() as d:
     except (OSError, ValueError, KeyError) as ex:
         counts = str(ex)
 check("trace: a second process writes FILE.PID, both JSON",
-      p.returncode == 0 and len(files) == 2 and
+      rc2 == 0 and len(files) == 2 and
       files[1].startswith("trace.json.") and counts == [3, 17] and
-      "this one writes" in p.stderr, f"{files} {counts}\n{p.stderr}")
+      "this one writes" in err2, f"{files} {counts}\n{err2}")
 
 tracks = collections.defaultdict(list)
 for i, e in enumerate(events):

@@ -110,14 +110,19 @@ export -n GOSHIM_TEST_FILTER GOSHIM_TEST_PRELOAD GOSHIM_TEST_WRAP \
 work=$(mktemp -d "${TMPDIR:-/tmp}/run-progs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# run_timed PREFIX CMD...: CMD under timeout and threadpeak; PREFIX.out,
-# PREFIX.err, PREFIX.peak. timeout puts itself in a process group of its own,
-# so an interrupt of this script has to be passed on by hand.
+# run_timed PREFIX CMD...: CMD under the watchdog (tests/watchdog.py: killed
+# after timeout_s, SIGKILL 5 s after SIGTERM, exit 124) and threadpeak;
+# PREFIX.out, PREFIX.err, PREFIX.peak, and on a time out PREFIX.hang: what
+# each process was doing (goroutine dumps, taken with `goshim dump`, or
+# its threads from /proc). The watchdog puts the command in a process group
+# of its own, so an interrupt of this script has to be passed on by hand.
 running=
 run_timed() {
 	local p=$1
 	shift
-	THREADPEAK_OUT=$p.peak timeout -k 5 "$timeout_s" "$tp" "$@" \
+	rm -f "$p.hang"
+	THREADPEAK_OUT=$p.peak "$here/watchdog.py" --kill-after 5 --report "$p.hang" \
+		--label "$name ($(basename "$p") run)" "$timeout_s" "$tp" "$@" \
 		>"$p.out" 2>"$p.err" </dev/null &
 	running=$!
 	local st=0
@@ -329,6 +334,13 @@ for prog in "$@"; do
 	fi
 	unset bound
 
+	for run in native shim; do
+		[[ -s $d/$run.hang ]] || continue
+		# kept: the work directory goes at exit
+		mkdir -p "$B/hang"
+		cp "$d/$run.hang" "$B/hang/$name.$run.txt"
+		detail+=$'\n'"$run run: what hung (first 80 lines; all in $B/hang/$name.$run.txt):"$'\n'$(head -n 80 "$d/$run.hang")
+	done
 	if [[ -n $reason ]]; then
 		seed=$(grep -m1 '^goshim: chaos: seed' "$d/shim.err" || true)
 		if [[ -n $seed ]]; then detail=$seed$'\n'$detail; fi

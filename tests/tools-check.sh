@@ -9,6 +9,11 @@
 # sampler and the direct reading see the same pages, give or take the
 # allocator and stacks), and CPU time and context switches are only checked
 # for being there and plausible.
+#
+# Every step runs under tests/watchdog.py (bounded SECS CMD, or reap for a
+# background job): past its bound, what hung is printed (goroutine dumps
+# by `goshim dump`, else its threads from /proc), then it is killed and the
+# step fails. The bounds are for a slow, loaded 2-CPU machine.
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -19,6 +24,7 @@ B=$(readlink -f "$1")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 goshim=$here/scripts/goshim
 hold=$B/tools/hold
+parked=$B/tools/parked
 httpd=$B/tests/servers/legacy_httpd
 echod=$B/tests/servers/legacy_echod
 lib=$B/libgoshim.so
@@ -38,6 +44,26 @@ check() { # DESCRIPTION PYTHON-EXPRESSION-ON-v (v: the parsed JSON FILE) FILE
 	fi
 }
 status_of() { local st=0; "$@" >/dev/null 2>&1 || st=$?; echo "$st"; }
+watchdog=$here/tests/watchdog.py
+# bounded SECS CMD...: CMD, killed after SECS (exit 124) with a report of
+# what hung on stderr.
+bounded() { "$watchdog" --kill-after 10 --label "$(basename "$2") ${3:-}" "$@"; }
+# reap PID SECS: wait for the background job PID; past SECS, report what
+# hung on stderr and kill it. Its exit status, 124 if it was killed.
+reap() {
+	local pid=$1 n=0 st=0
+	while kill -0 "$pid" 2>/dev/null && [[ $(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) != Z ]]; do
+		if [[ $n -ge $(($2 * 20)) ]]; then
+			"$watchdog" --kill-after 10 --label "background job $pid" --hung "$pid" || true
+			wait "$pid" 2>/dev/null || true
+			return 124
+		fi
+		sleep 0.05
+		n=$((n + 1))
+	done
+	wait "$pid" 2>/dev/null || st=$?
+	return "$st"
+}
 
 # direct_reading ENV... : runs hold 40 threads / 64 MiB under env ENV, and
 # once it holds, reads Threads and VmRSS (KiB) from its /proc/PID/status.
@@ -51,7 +77,7 @@ direct_reading() {
 		n=$((n + 1))
 	done
 	awk '/^Threads:/ { t = $2 } /^VmRSS:/ { r = $2 } END { print t, r }' "/proc/$pid/status"
-	wait "$pid"
+	reap "$pid" 120
 }
 
 echo "== goshim compare"
@@ -61,7 +87,7 @@ echo "     /proc while holding: native $nat_threads threads, $nat_rss KiB; goshi
 if [[ $nat_threads -eq 41 ]]; then ok "hold 40: 41 threads natively by /proc"; else fail "hold 40: $nat_threads threads natively by /proc, wanted 41"; fi
 
 st=0
-"$goshim" compare --json --svg "$work/c.svg" -- "$hold" 40 64 1500 >"$work/c.json" || st=$?
+bounded 300 "$goshim" compare --json --svg "$work/c.svg" -- "$hold" 40 64 1500 >"$work/c.json" || st=$?
 if [[ $st -eq 0 ]]; then ok "compare exit 0 for the same behaviour"; else fail "compare exit $st for the same behaviour"; fi
 check "compare --json parses, same exit and stdout" 'v["same_exit"] and v["same_stdout"]' "$work/c.json"
 check "compare: native peak threads = /proc's $nat_threads" "v['native']['peak_threads'] == $nat_threads" "$work/c.json"
@@ -86,7 +112,7 @@ assert modes.count("native") == 2 and modes.count("goshim") == 2, modes
 assert all(len(l.get("points").split()) >= 10 for l in lines)
 PY
 
-"$goshim" compare -- "$hold" 3 1 300 >"$work/c.txt"
+bounded 300 "$goshim" compare -- "$hold" 3 1 300 >"$work/c.txt"
 if grep -q '^peak threads  *4 ' "$work/c.txt" && grep -q '^stdout: same (1 line)' "$work/c.txt" &&
 	grep -q '^exit: same (exit 0)' "$work/c.txt"; then
 	ok "compare table: peak threads 4 natively for hold 3, same exit, same stdout"
@@ -96,7 +122,7 @@ fi
 
 st=0
 # shellcheck disable=SC2016 # the inner shell expands it
-"$goshim" compare -- sh -c 'if [ -n "${LD_PRELOAD:-}" ]; then echo one; exit 3; fi; echo other' >"$work/d.txt" || st=$?
+bounded 300 "$goshim" compare -- sh -c 'if [ -n "${LD_PRELOAD:-}" ]; then echo one; exit 3; fi; echo other' >"$work/d.txt" || st=$?
 if [[ $st -eq 1 ]] && grep -q '^exit: DIFFERENT: native exit 0; goshim exit 3' "$work/d.txt" &&
 	grep -q "^stdout: DIFFERENT.*line 1: native 'other', goshim 'one'" "$work/d.txt"; then
 	ok "compare: different exit and stdout reported, exit 1"
@@ -105,24 +131,148 @@ else
 fi
 
 # (one prints, so that stdout does not depend on which ends first)
-"$goshim" compare --json -- sh -c "$hold 10 1 800 >/dev/null & $hold 20 1 800; wait" >"$work/t.json"
+bounded 300 "$goshim" compare --json -- sh -c "$hold 10 1 800 >/dev/null & $hold 20 1 800; wait" >"$work/t.json"
 check "compare: the whole process tree: sh + hold 10 + hold 20 = 33 threads natively" \
 	"v['native']['peak_threads'] == 33 and v['same_stdout']" "$work/t.json"
 
-st=$(status_of "$goshim" compare -- "$work/no-such-program")
+st=$(status_of bounded 120 "$goshim" compare -- "$work/no-such-program")
 if [[ $st -eq 2 ]]; then ok "compare: a program that does not exist is bad usage"; else fail "compare on a missing program: exit $st"; fi
 
 echo "== goshim run"
-out=$("$goshim" run --procs 3 --debug schedtrace=0 -- printenv GOMAXPROCS GOSHIM_DEBUG LD_PRELOAD 2>/dev/null | tr '\n' ' ')
+out=$(bounded 60 "$goshim" run --procs 3 --debug schedtrace=0 -- printenv GOMAXPROCS GOSHIM_DEBUG LD_PRELOAD 2>/dev/null | tr '\n' ' ')
 if [[ $out == "3 schedtrace=0 $lib " ]]; then ok "run --procs --debug: GOMAXPROCS, GOSHIM_DEBUG, LD_PRELOAD"; else fail "run env: '$out'"; fi
-st=$(status_of "$goshim" run -- sh -c 'exit 7')
+st=$(status_of bounded 60 "$goshim" run -- sh -c 'exit 7')
 if [[ $st -eq 7 ]]; then ok "run: exits as the program"; else fail "run: exit $st, wanted 7"; fi
+
+echo "== goshim dump"
+# check_dump FILE LABEL: FILE is a dump of tests/tools/parked: main, and a
+# goroutine in each wait with the function of the program's that waits.
+check_dump() {
+	python3 - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+gs, cur = {}, None
+for line in text.splitlines():
+    m = re.match(r"^goroutine (\d+) \[([^\]]*)\]:( \(main\))?$", line)
+    if m:
+        cur = gs.setdefault(int(m.group(1)), [m.group(2), [], bool(m.group(3))])
+    elif cur is not None and line and not line.startswith("\t"):
+        cur[1].append(line.split("+0x")[0])
+    elif not line:
+        cur = None
+want = {"mutex": "mutex_waiter", "cond": "cond_waiter", "sleep": "sleep_waiter",
+        r"read fd \d+": "read_waiter"}
+missing = [f"[{r}] with {fn}" for r, fn in want.items()
+           if not any(re.fullmatch(r, st) and fn in fr for st, fr, _ in gs.values())]
+main = [g for g in gs.values() if g[2]]
+if not (1 in gs and gs[1][2] and "main" in gs[1][1]):
+    missing.append("goroutine 1 (main) with main in its backtrace")
+if not text.startswith("goshim dump: goroutines of pid "):
+    missing.append("the 'goshim dump: goroutines of pid' line first")
+print("; ".join(missing))
+sys.exit(1 if missing else 0)
+PY
+}
+# dump_parked MODE: tests/tools/parked MODE under goshim, its stderr to a
+# file; while it waits `goshim dump` must print its goroutines (twice: a
+# second request is answered as the first), and afterwards it must run on
+# to its normal end, its masks and SIGQUIT's disposition as they were, and
+# nothing of the dump on its stderr.
+dump_parked() {
+	local mode=$1 ready=$work/ready.$1 go=$work/go.$1 pid st n=0 why=
+	rm -f "$ready" "$go"
+	LD_PRELOAD=$lib "$parked" "$mode" "$ready" "$go" >"$work/parked.$mode.out" 2>"$work/parked.$mode.err" &
+	pid=$!
+	while [[ ! -e $ready && $n -lt 1200 ]] && kill -0 "$pid" 2>/dev/null; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	# a goroutine caught between two of its sleeps: ask again
+	for try in 1 2 3; do
+		st=0
+		bounded 60 "$goshim" dump "$pid" >"$work/dump.$mode" 2>"$work/dump.$mode.err" || st=$?
+		if [[ $st -eq 0 ]] && why=$(check_dump "$work/dump.$mode"); then break; fi
+		why="exit $st: ${why:-} $(head -c 300 "$work/dump.$mode.err")"
+	done
+	if [[ $st -eq 0 && -z $why ]]; then
+		ok "dump ($mode): main and four waits (mutex, cond, sleep, read fd), each with the program's function that waits"
+	else
+		fail "dump ($mode): $why"; head -n 40 "$work/dump.$mode"
+	fi
+	st=0
+	bounded 60 "$goshim" dump --timeout 10 "$pid" >"$work/dump2.$mode" 2>&1 || st=$?
+	if [[ $st -eq 0 ]] && grep -q '^goroutine 1 \[.*(main)$' "$work/dump2.$mode"; then
+		ok "dump ($mode): asked again, answered again"
+	else
+		fail "dump ($mode) a second time: exit $st: $(head -c 300 "$work/dump2.$mode")"
+	fi
+	if kill -0 "$pid" 2>/dev/null; then ok "dump ($mode): the program still runs"; else fail "dump ($mode): the program is gone"; fi
+	touch "$go"
+	st=0
+	reap "$pid" 60 || st=$?
+	local want="parked $mode: 4 threads joined, read 1 byte, 0 EINTR, 0 masks changed, SIGQUIT disposition kept"
+	if [[ $st -eq 0 && $(<"$work/parked.$mode.out") == "$want" ]]; then
+		ok "dump ($mode): then the program ran to its end: exit 0, no EINTR, masks and SIGQUIT kept"
+	else
+		fail "dump ($mode): afterwards exit $st, stdout '$(<"$work/parked.$mode.out")'"
+	fi
+	if grep -q 'goroutine' "$work/parked.$mode.err"; then
+		fail "dump ($mode): the dump reached the program's stderr too"; head -n 5 "$work/parked.$mode.err"
+	else
+		ok "dump ($mode): the program's stderr has none of it"
+	fi
+}
+dump_parked blockall
+dump_parked ignquit
+
+# dump_refused WHAT MESSAGE ENV...: sleep 30 run with ENV: `goshim dump`
+# says MESSAGE, exits 1, and sleep sleeps on, undisturbed.
+dump_refused() {
+	local what=$1 msg=$2 pid st=0
+	shift 2
+	env "$@" sleep 30 &
+	pid=$!
+	local n=0
+	# exec'd into sleep, its libraries mapped
+	while [[ $(readlink "/proc/$pid/exe" 2>/dev/null) != */sleep && $n -lt 200 ]]; do sleep 0.05; n=$((n + 1)); done
+	sleep 0.2
+	bounded 60 "$goshim" dump "$pid" >"$work/nd.out" 2>"$work/nd.err" || st=$?
+	local state
+	state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null || echo gone)
+	if [[ $st -eq 1 ]] && grep -q "$pid: $msg" "$work/nd.err" && [[ ! -s $work/nd.out && $state == S ]]; then
+		ok "dump of $what: '$(tail -n 1 "$work/nd.err")', exit 1, it sleeps on"
+	else
+		fail "dump of $what: exit $st, state $state: $(head -c 300 "$work/nd.err")"
+	fi
+	kill "$pid" 2>/dev/null || true
+	reap "$pid" 30 || true
+}
+dump_refused "a native sleep" "not under goshim (libgoshim.so is not loaded)" -u LD_PRELOAD
+dump_refused "sleep with GOSHIM_DISABLE=1" "not under goshim (GOSHIM_DISABLE=1)" LD_PRELOAD="$lib" GOSHIM_DISABLE=1
+# One thread under goshim: a dump, or, where the runtime starts only with a
+# second thread, that it has not started.
+env LD_PRELOAD="$lib" sleep 30 &
+pid=$!
+sleep 0.5
+st=0
+bounded 60 "$goshim" dump "$pid" >"$work/one.out" 2>"$work/one.err" || st=$?
+if [[ $st -eq 0 ]] && grep -q '^goroutine 1 \[sleep\]: (main)$' "$work/one.out"; then
+	ok "dump of a one-thread sleep under goshim: its one goroutine"
+elif [[ $st -eq 1 ]] && grep -q "$pid: not under goshim: its runtime not started (one thread)" "$work/one.err"; then
+	ok "dump of a one-thread sleep under goshim: runtime not started (one thread)"
+else
+	fail "dump of a one-thread sleep under goshim: exit $st: $(head -c 300 "$work/one.err") $(head -c 300 "$work/one.out")"
+fi
+kill "$pid" 2>/dev/null || true
+reap "$pid" 30 || true
+st=$(status_of bounded 60 "$goshim" dump 999999999)
+if [[ $st -eq 1 ]]; then ok "dump of no such process: exit 1"; else fail "dump of no such process: exit $st"; fi
 
 echo "== goshim stress"
 ulimit -Sn "$(ulimit -Hn)"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 st=0
-"$goshim" stress --server "$httpd $port" --port "$port" --conns 50 --requests 3000 \
+bounded 600 "$goshim" stress --server "$httpd $port" --port "$port" --conns 50 --requests 3000 \
 	--duration 60 --hits /hits --json --svg "$work/s.svg" >"$work/s.json" 2>"$work/s.err" || st=$?
 if [[ $st -eq 0 ]]; then ok "stress: exit 0"; else fail "stress: exit $st: $(tail -n 3 "$work/s.err")"; fi
 check "stress --json: both runs, zero errors, all 3000 answered" \
@@ -141,7 +291,7 @@ else
 	fail "stress --svg"
 fi
 st=0
-"$goshim" stress --server "$echod $port" --port "$port" --proto echo --conns 20 \
+bounded 600 "$goshim" stress --server "$echod $port" --port "$port" --proto echo --conns 20 \
 	--requests 1000 --duration 60 --json >"$work/e.json" 2>"$work/e.err" || st=$?
 if [[ $st -eq 0 ]]; then ok "stress --proto echo: exit 0"; else fail "stress --proto echo: exit $st: $(tail -n 3 "$work/e.err")"; fi
 check "stress --proto echo: zero errors, all 1000 echoed, both runs" \
@@ -153,7 +303,7 @@ else
 fi
 
 st=0
-"$goshim" stress --server "exit 3" --port "$port" --conns 5 --duration 1 >/dev/null 2>"$work/x.err" || st=$?
+bounded 120 "$goshim" stress --server "exit 3" --port "$port" --conns 5 --duration 1 >/dev/null 2>"$work/x.err" || st=$?
 if [[ $st -eq 1 ]] && grep -q "did not listen on 127.0.0.1:$port (it exited)" "$work/x.err"; then
 	ok "stress: a server that exits at once: said so, exit 1"
 else
@@ -167,9 +317,9 @@ while ! awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" && $4 == "0A" { f = 1 } 
 	n=$((n + 1))
 done
 st=0
-"$goshim" stress --server "$httpd $port" --port "$port" --conns 5 --duration 1 >/dev/null 2>"$work/x.err" || st=$?
+bounded 120 "$goshim" stress --server "$httpd $port" --port "$port" --conns 5 --duration 1 >/dev/null 2>"$work/x.err" || st=$?
 kill "$squatter"
-wait "$squatter" 2>/dev/null || true
+reap "$squatter" 30 || true
 if [[ $st -eq 1 ]] && grep -q "something already listens on port $port" "$work/x.err"; then
 	ok "stress: a port already taken: said so, exit 1"
 else
@@ -178,20 +328,20 @@ fi
 
 echo "== goshim install"
 prefix=$work/prefix
-"$goshim" install "$prefix" >/dev/null
-out=$("$prefix/bin/goshim" run -- printenv LD_PRELOAD)
+bounded 60 "$goshim" install "$prefix" >/dev/null
+out=$(bounded 60 "$prefix/bin/goshim" run -- printenv LD_PRELOAD)
 if [[ $out == "$prefix/lib/goshim/libgoshim.so" && -f $prefix/share/man/man1/goshim.1 ]]; then
 	ok "install: run finds the library in the prefix; man page there"
 else
 	fail "install: run gave LD_PRELOAD='$out'"
 fi
-"$prefix/bin/goshim" compare --json -- "$hold" 5 1 10 >"$work/i.json"
+bounded 300 "$prefix/bin/goshim" compare --json -- "$hold" 5 1 10 >"$work/i.json"
 check "installed compare: native peak threads 6" "v['native']['peak_threads'] == 6" "$work/i.json"
 
 echo "== bad usage: exit 2 and a message"
 bad() {
 	local st=0
-	"$goshim" "$@" >/dev/null 2>"$work/err" || st=$?
+	bounded 60 "$goshim" "$@" >/dev/null 2>"$work/err" || st=$?
 	if [[ $st -eq 2 ]] && grep -q 'goshim' "$work/err"; then
 		ok "goshim $* -> 2: $(tail -n 1 "$work/err")"
 	else
@@ -210,8 +360,13 @@ bad stress --port 1
 bad stress --server true --port 1 --proto ftp
 bad stress --server true --port 1 --conns 10,x
 bad install a b
-for sub in run compare stress install; do
-	st=$(status_of "$goshim" "$sub" --help)
+bad dump
+bad dump x
+bad dump 1 2
+bad dump --bogus 1
+bad dump --timeout 0 1
+for sub in run compare stress dump install; do
+	st=$(status_of bounded 60 "$goshim" "$sub" --help)
 	if [[ $st -eq 0 ]]; then ok "goshim $sub --help"; else fail "goshim $sub --help: exit $st"; fi
 done
 

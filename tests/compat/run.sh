@@ -13,7 +13,10 @@
 # fails. One line per program, then "N passed, M failed"; exits 1 if any
 # failed. NAME... picks programs (default: all). COMPAT_TIMEOUT bounds
 # each run (seconds, default 180; not GOSHIM_*: goshim reports unknown
-# GOSHIM_ settings).
+# GOSHIM_ settings). Every program runs under tests/watchdog.py: past its
+# bound, what it was doing (goroutine dumps by `goshim dump`, else its
+# threads from /proc) is printed under its line and kept in BUILD_DIR/hang/,
+# and it is killed.
 set -euo pipefail
 
 if [[ $# -lt 1 ]]; then
@@ -34,14 +37,28 @@ for f in "$lib" "$ps" "$bin/gendata" "$bin/cxx_threads" "$bin/curl_fetch" \
 	fi
 done
 timeout_s=${COMPAT_TIMEOUT:-180}
+watchdog=$here/../watchdog.py
 export LC_ALL=C
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/compat.XXXXXX")
 server=
+# reap PID: end the background job PID (SIGTERM) and wait for it, 30 s at
+# most: then what it is doing is shown and it is killed.
+reap() {
+	local n=0
+	kill "$1" 2>/dev/null || true
+	while kill -0 "$1" 2>/dev/null && [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) != Z ]]; do
+		if [[ $((n++)) -ge 600 ]]; then
+			"$watchdog" --label "background job $1 (SIGTERM ignored)" --hung "$1" || true
+			break
+		fi
+		sleep 0.05
+	done
+	wait "$1" 2>/dev/null || true
+}
 cleanup() {
 	if [[ -n $server ]]; then
-		kill "$server" 2>/dev/null || true
-		wait "$server" 2>/dev/null || true
+		reap "$server"
 	fi
 	rm -rf "$work"
 }
@@ -65,7 +82,9 @@ run() {
 	local pre=()
 	[[ $mode == goshim ]] && pre=(-e "LD_PRELOAD=$lib")
 	st=0
-	timeout -k 5 "$timeout_s" "$ps" -i 5 -o "$work/$tag.$mode.sum" \
+	rm -f "$work/$tag.$mode.hang"
+	"$watchdog" --kill-after 5 --report "$work/$tag.$mode.hang" --label "$tag ($mode)" \
+		"$timeout_s" "$ps" -i 5 -o "$work/$tag.$mode.sum" \
 		"${pre[@]}" -- "$@" >"$work/$tag.$mode.out" \
 		2>"$work/$tag.$mode.err" </dev/null || st=$?
 	peak=$(sum_field "$work/$tag.$mode.sum" peak_threads)
@@ -79,10 +98,22 @@ note() { [[ -n ${why[$1]:-} ]] || why[$1]=$2; }
 # check_status MODE TAG [RAN]: a non-zero exit of the last run is a failure
 # of MODE, with stderr's end; RAN is the mode the run itself had, when it
 # differs (a native client of a server run in MODE).
+# show_hang FILE: a watchdog's report of a run that timed out, kept in
+# $B/hang and its head shown.
+show_hang() {
+	[[ -s $1 ]] || return 0
+	mkdir -p "$B/hang"
+	local keep
+	keep=$B/hang/compat.$(basename "$1" .hang).txt
+	cp "$1" "$keep"
+	echo "    what hung (first 60 lines; all in $keep):"
+	head -n 60 "$1" | sed 's/^/    /'
+}
 check_status() {
 	local err=$work/$2.${3:-$1}.err
 	if [[ $st -eq 124 || $st -eq 137 ]]; then
 		note "$1" "$2 timed out after ${timeout_s}s"
+		show_hang "${err%.err}.hang"
 	elif [[ $st -ne 0 ]]; then
 		note "$1" "$2 exited $st: $(tail -c 300 "$err" | tr '\n' ' ')"
 	fi
@@ -153,7 +184,7 @@ data=$work/data.txt
 data_sum=
 make_data() {
 	if [[ -z $data_sum ]]; then
-		"$bin/gendata" 200000000 1 >"$data"
+		"$watchdog" --kill-after 5 "$timeout_s" "$bin/gendata" 200000000 1 >"$data"
 		data_sum=$(sha256sum <"$data" | cut -d' ' -f1)
 	fi
 }
@@ -201,7 +232,7 @@ t_sort() {
 	make_data
 	local m want sum
 	head -c 80000000 "$data" >"$work/sort.in"
-	want=$(sort --parallel=1 -S 512M "$work/sort.in" | sha256sum | cut -d' ' -f1)
+	want=$("$watchdog" --kill-after 5 "$timeout_s" sort --parallel=1 -S 512M "$work/sort.in" | sha256sum | cut -d' ' -f1)
 	for m in native goshim; do
 		run "$m" sort sort --parallel=8 -S 512M "$work/sort.in"
 		check_status "$m" sort
@@ -284,8 +315,7 @@ t_curl() {
 			account "$m"
 			res_rate[$m]=$(awk -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f req/s", 6400 / w }')
 		fi
-		kill "$server"
-		wait "$server" 2>/dev/null || true
+		reap "$server"
 		server=
 	done
 	report curl 8 "$(cat "$work/curl.native.out" 2>/dev/null)"
@@ -294,15 +324,17 @@ t_curl() {
 # memcached: the server is what runs natively and under goshim (4 worker
 # threads, libevent); mc_client, native both times, checks every value.
 # Its wall time is the client's. The SIGTERM that ends memcached goes
-# through timeout (which kills the lot 5 s later if it is still there) and
-# procsample (which exits with memcached's status).
+# through the watchdog (which kills the lot 5 s later if it is still
+# there) and procsample (which exits with memcached's status).
 t_memcached() {
 	local m port pre sst
 	for m in native goshim; do
 		port=$(free_port)
 		pre=()
 		[[ $m == goshim ]] && pre=(-e "LD_PRELOAD=$lib")
-		timeout -k 5 "$timeout_s" "$ps" -i 5 -o "$work/memcached.$m.sum" "${pre[@]}" -- \
+		rm -f "$work/memcached.$m.hang"
+		"$watchdog" --kill-after 5 --report "$work/memcached.$m.hang" --label "memcached ($m)" \
+			"$timeout_s" "$ps" -i 5 -o "$work/memcached.$m.sum" "${pre[@]}" -- \
 			memcached -u root -t 4 -l 127.0.0.1 -p "$port" -U 0 -m 256 \
 			>"$work/memcached.$m.out" 2>"$work/memcached.$m.err" </dev/null &
 		server=$!
@@ -317,7 +349,12 @@ t_memcached() {
 		sst=0
 		wait "$server" || sst=$?
 		server=
-		[[ $sst -eq 0 ]] || note "$m" "memcached exited $sst: $(tail -c 300 "$work/memcached.$m.err" | tr '\n' ' ')"
+		if [[ $sst -eq 124 ]]; then
+			note "$m" "memcached timed out after ${timeout_s}s"
+			show_hang "$work/memcached.$m.hang"
+		elif [[ $sst -ne 0 ]]; then
+			note "$m" "memcached exited $sst: $(tail -c 300 "$work/memcached.$m.err" | tr '\n' ' ')"
+		fi
 		res_peak[$m]=$(sum_field "$work/memcached.$m.sum" peak_threads)
 	done
 	report memcached 5 "$(cat "$work/mc-native.native.out" 2>/dev/null)"
