@@ -135,6 +135,18 @@ bounded 300 "$goshim" compare --json -- sh -c "$hold 10 1 800 >/dev/null & $hold
 check "compare: the whole process tree: sh + hold 10 + hold 20 = 33 threads natively" \
 	"v['native']['peak_threads'] == 33 and v['same_stdout']" "$work/t.json"
 
+# A process that never makes a second thread runs as natively under goshim
+# (lazy start): one OS thread, no handler, mask or fd of goshim's.
+# shellcheck disable=SC2016 # the inner shell expands it
+probe='grep -E "^(Threads|SigBlk|SigIgn|SigCgt):" /proc/$$/status; ls -l /proc/$$/fd | awk "NR > 1 { print \$NF }" | sed "s/:\[[0-9]*\]//" | sort'
+nat=$(bounded 60 sh -c "$probe" 2>&1)
+gs=$(LD_PRELOAD=$lib bounded 60 sh -c "$probe" 2>&1)
+if [[ -n $nat && $nat == "$gs" ]] && grep -q '^Threads:.1$' <<<"$gs"; then
+	ok "lazy start: sh under goshim has 1 OS thread and the handlers, masks and fds of a native one"
+else
+	fail "lazy start: sh under goshim differs from native:"; diff <(echo "$nat") <(echo "$gs") || true
+fi
+
 st=$(status_of bounded 120 "$goshim" compare -- "$work/no-such-program")
 if [[ $st -eq 2 ]]; then ok "compare: a program that does not exist is bad usage"; else fail "compare on a missing program: exit $st"; fi
 
