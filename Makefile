@@ -167,6 +167,13 @@ check:
 	$(MAKE) progs
 	$(MAKE) tools-check
 	$(MAKE) diag
+	$(MAKE) ptree
+
+# Process trees with goshim inherited by every process (shells, pipelines,
+# jobs, traps, kill, python subprocess, a Debian wrapper script, make -j2,
+# this project's own build), native vs goshim.
+ptree: $(B)/libgoshim.so $(B)/tools/hold
+	tests/ptree/run.sh $(B)
 
 # Each goshim subcommand against /proc readings of its own.
 tools-check: tools $(B)/tools/hold $(B)/tools/parked
@@ -188,7 +195,7 @@ demo:
 # could hide. Each program runs natively once, in the first round that it
 # passes; later rounds compare against that run (GOSHIM_TEST_NATIVE_CACHE).
 STRESS_ROUNDS ?= 20
-stress: all $(UNIT_BINS) $(PROG_BINS) $(MOD_SOS)
+stress: all $(UNIT_BINS) $(PROG_BINS) $(MOD_SOS) $(B)/tools/hold
 	@set -e; rm -rf $(B)/stress-native; \
 	export GOSHIM_TEST_NATIVE_CACHE=$(CURDIR)/$(B)/stress-native; \
 	for i in $$(seq 1 $(STRESS_ROUNDS)); do \
@@ -196,7 +203,8 @@ stress: all $(UNIT_BINS) $(PROG_BINS) $(MOD_SOS)
 		if [ $$((i % 2)) -eq 0 ]; then dbg=$${dbg:+$$dbg,}chaos=1; fi; \
 		echo "==== stress round $$i/$(STRESS_ROUNDS)$${dbg:+ GOSHIM_DEBUG=$$dbg}"; \
 		GOSHIM_DEBUG=$$dbg \
-		$(MAKE) --no-print-directory unit progs >$(B)/stress.log 2>&1 || \
+		$(MAKE) --no-print-directory unit progs >$(B)/stress.log 2>&1 && \
+		PTREE_SELF=0 tests/ptree/run.sh $(B) >>$(B)/stress.log 2>&1 || \
 			{ cat $(B)/stress.log; echo "stress: round $$i failed"; exit 1; }; \
 	done; echo "stress: $(STRESS_ROUNDS) rounds passed"
 
@@ -295,7 +303,7 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tools unit progs diag check compat tools-check demo stress asan \
+.PHONY: all tools unit progs diag check compat tools-check ptree demo stress asan \
 	valgrind bench \
 	bench-sync bench-net bench-sysmon cross-aarch64 clean
 .SECONDARY:
