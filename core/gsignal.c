@@ -388,15 +388,18 @@ bool gsignal_deliver_temporary(struct g *gp)
 	/* A sender adds to sigpending, then reads the mask: one of the two
 	 * sees the other. */
 	atomic_thread_fence(memory_order_seq_cst);
-	uint64_t tmp = gp->sigmask, thread, old;
+	uint64_t tmp = gp->sigmask;
 	if (!(atomic_load(&gp->sigpending) & ~tmp & ~sigbit(SIGCANCEL)))
 		return false;
 	/* The handlers run on this thread, under tmp (with what goshim
-	 * needs unblocked), and their sigreturn gives tmp back. */
-	thread = tmp & ~preempt_unblockable();
-	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, &old, 8);
+	 * needs unblocked), and their sigreturn gives tmp back; the M's
+	 * record follows the thread both ways, or the next goroutine with
+	 * tmp for its mask would find the call skipped and this one's mask
+	 * on the thread. A handler that parked has gp on another M now. */
+	uint64_t back = gp->m->sigmask;
+	m_set_sigmask(gp->m, tmp);
 	gsignal_deliver(gp);
-	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	m_set_sigmask(gp->m, back);
 	return true;
 }
 
@@ -404,7 +407,7 @@ bool gsignal_deliver_under(struct g *gp, uint64_t tmp)
 {
 	uint64_t keep = gp->sigmask;
 
-	gp->sigmask = tmp & ~SIG_GLIBC_INTERNAL;
+	gp->sigmask = tmp & ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
 	bool hit = gsignal_deliver_temporary(gp);
 	gp->sigmask = keep;
 	atomic_thread_fence(memory_order_seq_cst);

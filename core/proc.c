@@ -409,8 +409,12 @@ void m_set_sigmask(struct m *mp, uint64_t mask)
 	mp->sigmask_dead = false;
 	mask &= ~preempt_unblockable();
 	if (mp->sigmask != mask) {
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+		/* The record first: on a goroutine (sigsuspend, handlers run
+		 * under a temporary mask), a pending signal the mask lets
+		 * through runs its handler as the call returns, and that
+		 * handler's sigreturn puts the record on the thread. */
 		mp->sigmask = mask;
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 	}
 	if (atomic_load_explicit(&mp->directed, memory_order_relaxed) & mask)
 		m_directed_drain(mp, mask);

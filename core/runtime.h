@@ -305,6 +305,9 @@ stack_t thread_altstack(void);
 /* Signals as bits of the kernel's 64-bit sigset; SIGCANCEL and SIGSETXID
  * are glibc's own, which every thread must take and nobody may block. */
 #define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
+/* SIGKILL and SIGSTOP: the kernel drops them from every mask it is given,
+ * and so no mask reports them. */
+#define SIG_KERNEL_UNBLOCKABLE (((uint64_t)1 << 8) | ((uint64_t)1 << 18))
 #define SIGCANCEL 32 /* __SIGRTMIN */
 static inline uint64_t sigbit(int sig)
 {
