@@ -32,6 +32,7 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include "preempt.h"
@@ -414,6 +415,48 @@ bool gsignal_deliver_under(struct g *gp, uint64_t tmp)
 	if (atomic_load(&gp->sigpending) & ~keep)
 		gsignal_deliver(gp);
 	return hit;
+}
+
+void sigmask_check_m(struct m *mp, const char *where)
+{
+	uint64_t thread = thread_sigmask();
+	char buf[224];
+
+	if (thread == mp->sigmask)
+		return;
+	snprintf(buf, sizeof buf,
+		 "sigmask check, %s: the thread's mask is not the M's record "
+		 "(thread %#llx, M%lld %#llx)",
+		 where, (unsigned long long)thread, (long long)mp->id,
+		 (unsigned long long)mp->sigmask);
+	runtime_throw(buf);
+}
+
+void sigmask_check(struct g *gp, const char *where)
+{
+	struct m *mp = gp->m;
+	uint64_t thread = thread_sigmask();
+	const char *what = NULL;
+	char buf[224];
+
+	if (gp->sigmask & SIG_KERNEL_UNBLOCKABLE)
+		what = "the goroutine's mask has SIGKILL or SIGSTOP";
+	else if (thread != mp->sigmask)
+		what = "the thread's mask is not the M's record";
+	/* A handler runs under the kernel's mask for it, SIGURG included
+	 * where its sa_mask has it. */
+	else if (!gp->in_sighandler &&
+		 thread != (gp->sigmask & ~preempt_unblockable()))
+		what = "the thread's mask is not the goroutine's";
+	if (what == NULL)
+		return;
+	snprintf(buf, sizeof buf,
+		 "sigmask check, %s: %s (thread %#llx, M%lld %#llx, "
+		 "goroutine %lld %#llx)",
+		 where, what, (unsigned long long)thread, (long long)mp->id,
+		 (unsigned long long)mp->sigmask, (long long)gp->goid,
+		 (unsigned long long)gp->sigmask);
+	runtime_throw(buf);
 }
 
 /*

@@ -418,6 +418,10 @@ void m_set_sigmask(struct m *mp, uint64_t mask)
 	}
 	if (atomic_load_explicit(&mp->directed, memory_order_relaxed) & mask)
 		m_directed_drain(mp, mask);
+	/* A record that went stale skips the call above: the thread keeps a
+	 * mask nobody knows of. */
+	if (chaos())
+		sigmask_check_m(mp, "an M takes a mask");
 }
 
 stack_t thread_altstack(void)

@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
+#include "chaos.h"
 #include "preempt.h"
 #include "real.h"
 #include "runtime.h"
@@ -292,6 +293,8 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	gp->in_sighandler++;
 	gp->handlers_ran++;
 	run_program_handler(sig, si, uc, &a);
+	if (chaos())
+		sigmask_check(gp, "a handler returns");
 	gp->in_sighandler--;
 	gp->sigmask = own;
 	/* Kept while the handler blocked them: raised on this thread, whose

@@ -11,6 +11,7 @@
  */
 #include <signal.h>
 #include <string.h>
+#include "../core/chaos.h"
 #include "../core/preempt.h"
 #include "../core/sys.h"
 #include "shim.h"
@@ -23,6 +24,8 @@ static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 	uint64_t nset, prev = gp->sigmask, now = prev;
 	int err = 0;
 
+	if (chaos())
+		sigmask_check(gp, "sigprocmask, before");
 	if (set) {
 		if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
 			return EINVAL;
@@ -48,12 +51,16 @@ static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 		sigroute_mask_change(prev, now, true, true);
 		gp->sigmask = now;
 		gp->m->sigmask = thread;
+		if (chaos())
+			chaos_delay();
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, NULL,
 		     sizeof thread);
 		sigroute_unblocked(gp, now);
 		atomic_thread_fence(memory_order_seq_cst); /* as sigsuspend */
 		if (atomic_load(&gp->sigpending) & ~now)
 			gsignal_deliver(gp);
+		if (chaos())
+			sigmask_check(gp, "sigprocmask, after");
 	}
 	return err;
 }
