@@ -168,13 +168,13 @@ GOSHIM_EXPORT int __xpg_sigpause(int sig)
  * (SIGURG) even where the goroutine blocked it. sigsetjmp itself cannot
  * be wrapped: it must return in its caller's frame.
  */
-__attribute__((noreturn)) static void
-jump(void (*real_jump)(struct __jmp_buf_tag *, int)
-	     __attribute__((noreturn)),
-     struct __jmp_buf_tag *env, int val)
+__attribute__((noreturn)) static void jump(struct __jmp_buf_tag *env,
+					   int val, bool chk)
 {
 	if (real.longjmp == NULL)
 		real_init(); /* a jump before start-up */
+	void (*real_jump)(struct __jmp_buf_tag *, int) __attribute__((
+		noreturn)) = chk ? real.longjmp_chk : real.longjmp;
 	if (env->__mask_was_saved) {
 		struct __jmp_buf_tag copy;
 
@@ -188,17 +188,17 @@ jump(void (*real_jump)(struct __jmp_buf_tag *, int)
 
 GOSHIM_EXPORT void siglongjmp(sigjmp_buf env, int val)
 {
-	jump(real.longjmp, env, val);
+	jump(env, val, false);
 }
 
 GOSHIM_EXPORT void longjmp(jmp_buf env, int val)
 {
-	jump(real.longjmp, env, val);
+	jump(env, val, false);
 }
 
 GOSHIM_EXPORT void _longjmp(jmp_buf env, int val)
 {
-	jump(real.longjmp, env, val);
+	jump(env, val, false);
 }
 
 /* _FORTIFY_SOURCE's: the same, and it checks the jump goes up the stack
@@ -207,5 +207,5 @@ GOSHIM_EXPORT __attribute__((noreturn)) void __longjmp_chk(jmp_buf env,
 							   int val);
 void __longjmp_chk(jmp_buf env, int val)
 {
-	jump(real.longjmp_chk, env, val);
+	jump(env, val, true);
 }
