@@ -407,7 +407,9 @@ uint64_t thread_sigmask(void)
 void m_set_sigmask(struct m *mp, uint64_t mask)
 {
 	mp->sigmask_dead = false;
-	mask &= ~preempt_unblockable();
+	/* As the kernel will have it: the record is held against the
+	 * thread's (chaos). */
+	mask &= ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
 	if (mp->sigmask != mask) {
 		/* The record first: on a goroutine (sigsuspend, handlers run
 		 * under a temporary mask), a pending signal the mask lets

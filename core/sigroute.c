@@ -410,7 +410,8 @@ static struct {
 	int64_t count[MASK_CLASSES];
 	bool overflow;
 } classes;
-static _Atomic uint64_t idle_mask = ~SIG_GLIBC_INTERNAL;
+static _Atomic uint64_t idle_mask =
+	~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
 
 /* True if idle Ms must block more than they do. */
 static bool idle_mask_update(void)
@@ -422,7 +423,7 @@ static bool idle_mask_update(void)
 			and &= classes.mask[i];
 	if (classes.overflow)
 		and = ~(uint64_t)0;
-	and &= ~SIG_GLIBC_INTERNAL;
+	and &= ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
 	uint64_t old = atomic_exchange(&idle_mask, and);
 	return (and & ~old) != 0;
 }
