@@ -32,6 +32,7 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include "preempt.h"
@@ -388,15 +389,18 @@ bool gsignal_deliver_temporary(struct g *gp)
 	/* A sender adds to sigpending, then reads the mask: one of the two
 	 * sees the other. */
 	atomic_thread_fence(memory_order_seq_cst);
-	uint64_t tmp = gp->sigmask, thread, old;
+	uint64_t tmp = gp->sigmask;
 	if (!(atomic_load(&gp->sigpending) & ~tmp & ~sigbit(SIGCANCEL)))
 		return false;
 	/* The handlers run on this thread, under tmp (with what goshim
-	 * needs unblocked), and their sigreturn gives tmp back. */
-	thread = tmp & ~preempt_unblockable();
-	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, &old, 8);
+	 * needs unblocked), and their sigreturn gives tmp back; the M's
+	 * record follows the thread both ways, or the next goroutine with
+	 * tmp for its mask would find the call skipped and this one's mask
+	 * on the thread. A handler that parked has gp on another M now. */
+	uint64_t back = gp->m->sigmask;
+	m_set_sigmask(gp->m, tmp);
 	gsignal_deliver(gp);
-	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	m_set_sigmask(gp->m, back);
 	return true;
 }
 
@@ -404,13 +408,55 @@ bool gsignal_deliver_under(struct g *gp, uint64_t tmp)
 {
 	uint64_t keep = gp->sigmask;
 
-	gp->sigmask = tmp & ~SIG_GLIBC_INTERNAL;
+	gp->sigmask = tmp & ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
 	bool hit = gsignal_deliver_temporary(gp);
 	gp->sigmask = keep;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&gp->sigpending) & ~keep)
 		gsignal_deliver(gp);
 	return hit;
+}
+
+void sigmask_check_m(struct m *mp, const char *where)
+{
+	uint64_t thread = thread_sigmask();
+	char buf[224];
+
+	if (thread == mp->sigmask)
+		return;
+	snprintf(buf, sizeof buf,
+		 "sigmask check, %s: the thread's mask is not the M's record "
+		 "(thread %#llx, M%lld %#llx)",
+		 where, (unsigned long long)thread, (long long)mp->id,
+		 (unsigned long long)mp->sigmask);
+	runtime_throw(buf);
+}
+
+void sigmask_check(struct g *gp, const char *where)
+{
+	struct m *mp = gp->m;
+	uint64_t thread = thread_sigmask();
+	const char *what = NULL;
+	char buf[224];
+
+	if (gp->sigmask & SIG_KERNEL_UNBLOCKABLE)
+		what = "the goroutine's mask has SIGKILL or SIGSTOP";
+	else if (thread != mp->sigmask)
+		what = "the thread's mask is not the M's record";
+	/* A handler runs under the kernel's mask for it, SIGURG included
+	 * where its sa_mask has it. */
+	else if (!gp->in_sighandler &&
+		 thread != (gp->sigmask & ~preempt_unblockable()))
+		what = "the thread's mask is not the goroutine's";
+	if (what == NULL)
+		return;
+	snprintf(buf, sizeof buf,
+		 "sigmask check, %s: %s (thread %#llx, M%lld %#llx, "
+		 "goroutine %lld %#llx)",
+		 where, what, (unsigned long long)thread, (long long)mp->id,
+		 (unsigned long long)mp->sigmask, (long long)gp->goid,
+		 (unsigned long long)gp->sigmask);
+	runtime_throw(buf);
 }
 
 /*

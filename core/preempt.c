@@ -265,9 +265,19 @@ static void prog_deliver(int sig, siginfo_t *si, void *uc)
 	want = (a.sa_flags & SA_NODEFER) ? want & ~sigbit(SIGURG)
 					 : want | sigbit(SIGURG);
 	now = mask | sigbit(SIGURG);
+	want &= ~SIG_KERNEL_UNBLOCKABLE;
+	/* On a goroutine the records say so first, and come back after, as
+	 * for the program's other handlers (sigroute.c): its sigprocmask
+	 * reports want, and a handler nested in this one gives want back. */
+	struct g *gp = getg();
+	uint64_t own = 0;
+	if (gp && gp->m) {
+		own = gp->sigmask;
+		gp->sigmask = want & ~SIG_GLIBC_INTERNAL;
+		gp->m->sigmask = want;
+	}
 	if (want != now)
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &want, NULL, 8);
-	struct g *gp = getg();
 	if (gp) {
 		gp->in_sighandler++;
 		gp->handlers_ran++;
@@ -278,6 +288,11 @@ static void prog_deliver(int sig, siginfo_t *si, void *uc)
 		a.sa_handler(sig);
 	if (gp)
 		gp->in_sighandler--;
+	if (gp && gp->m) {
+		/* sigreturn puts back the kernel's mask from before */
+		gp->sigmask = own;
+		gp->m->sigmask = mask;
+	}
 }
 
 int preempt_sigaction(const struct sigaction *act, struct sigaction *old)

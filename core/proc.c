@@ -410,13 +410,23 @@ uint64_t thread_sigmask(void)
 void m_set_sigmask(struct m *mp, uint64_t mask)
 {
 	mp->sigmask_dead = false;
-	mask &= ~preempt_unblockable();
+	/* As the kernel will have it: the record is held against the
+	 * thread's (chaos). */
+	mask &= ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
 	if (mp->sigmask != mask) {
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+		/* The record first: on a goroutine (sigsuspend, handlers run
+		 * under a temporary mask), a pending signal the mask lets
+		 * through runs its handler as the call returns, and that
+		 * handler's sigreturn puts the record on the thread. */
 		mp->sigmask = mask;
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 	}
 	if (atomic_load_explicit(&mp->directed, memory_order_relaxed) & mask)
 		m_directed_drain(mp, mask);
+	/* A record that went stale skips the call above: the thread keeps a
+	 * mask nobody knows of. */
+	if (chaos())
+		sigmask_check_m(mp, "an M takes a mask");
 }
 
 stack_t thread_altstack(void)

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/select.h>
 #include <sys/epoll.h>
@@ -148,6 +149,10 @@ struct real_fns {
 	int (*pipe)(int[2]);
 	int (*pipe2)(int[2], int);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	/* siglongjmp (glibc's longjmp is the same) and _FORTIFY_SOURCE's */
+	void (*longjmp)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
+	void (*longjmp_chk)(struct __jmp_buf_tag *, int)
+		__attribute__((noreturn));
 	/* The runtime's start-up calls these, never through an interposer:
 	 * ASan's start-up may start goshim's (its sigaction call), and ASan's
 	 * atexit and strtol refuse calls made before it is done. */

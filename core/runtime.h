@@ -311,6 +311,9 @@ stack_t thread_altstack(void);
 /* Signals as bits of the kernel's 64-bit sigset; SIGCANCEL and SIGSETXID
  * are glibc's own, which every thread must take and nobody may block. */
 #define SIG_GLIBC_INTERNAL ((uint64_t)3 << 31)
+/* SIGKILL and SIGSTOP: the kernel drops them from every mask it is given,
+ * and so no mask reports them. */
+#define SIG_KERNEL_UNBLOCKABLE (((uint64_t)1 << 8) | ((uint64_t)1 << 18))
 #define SIGCANCEL 32 /* __SIGRTMIN */
 static inline uint64_t sigbit(int sig)
 {
@@ -343,6 +346,13 @@ bool gsignal_deliver_temporary(struct g *gp);
  * tmp only meanwhile; what tmp blocked and its own mask does not is
  * delivered after. */
 bool gsignal_deliver_under(struct g *gp, uint64_t tmp);
+/* chaos: on gp, running on its M, where no change is under way: the
+ * thread's mask is the M's record, and (outside a handler) the
+ * goroutine's without what goshim keeps unblocked; else it throws,
+ * naming where. */
+void sigmask_check(struct g *gp, const char *where);
+/* chaos: mp's thread (the caller's) has the mask mp's record says. */
+void sigmask_check_m(struct m *mp, const char *where);
 /* gp, on its M, is about to leave it: what it sent itself while blocking
  * it (sigself) is taken off the M's thread and kept in gp. */
 void gsignal_self_drain(struct g *gp);

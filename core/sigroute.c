@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
+#include "chaos.h"
 #include "preempt.h"
 #include "real.h"
 #include "runtime.h"
@@ -117,6 +118,7 @@ int sigroute_sigaction(int sig, const struct sigaction *act,
 			kact.sa_sigaction = sig_trampoline;
 			kact.sa_flags = (act->sa_flags | SA_SIGINFO) &
 					~SA_RESETHAND;
+			sigfillset(&kact.sa_mask); /* see sig_trampoline */
 		}
 		if (real.sigaction(sig, &kact, NULL) != 0) {
 			err = errno;
@@ -249,6 +251,7 @@ void sigroute_adopt_sigcancel(void)
 		prog_store(SIGCANCEL, &glibc);
 		k.handler = (uintptr_t)sig_trampoline;
 		k.flags = (k.flags | SA_SIGINFO) & ~(unsigned long)SA_RESTART;
+		k.mask = ~(uint64_t)0; /* see sig_trampoline */
 		if (SYS4(SYS_rt_sigaction, SIGCANCEL, &k, NULL, 8) != 0)
 			runtime_throw("sigroute: cannot stand in front of "
 				      "glibc's SIGCANCEL handler");
@@ -266,21 +269,32 @@ static void reset_to_default(int sig)
 	sigroute_sigaction(sig, &dfl, NULL);
 }
 
-/* Run the program's handler here, on the goroutine (or thread) the
- * kernel chose; the kernel already applied its mask and flags. */
-static void run_program_handler(int sig, siginfo_t *si, void *uc)
+/* The mask the kernel would give the program's handler where mask was
+ * the thread's: its sa_mask added, and the signal unless SA_NODEFER. */
+static uint64_t handler_mask(uint64_t mask, int sig, const struct sigaction *a)
 {
-	struct sigaction a;
+	uint64_t sa;
 
-	prog_read(sig, &a);
-	if (!is_handler(&a))
+	memcpy(&sa, &a->sa_mask, sizeof sa);
+	mask = (mask | sa) & ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
+	if (!(a->sa_flags & SA_NODEFER))
+		mask |= sigbit(sig);
+	return mask;
+}
+
+/* Run the program's handler a, read for sig, here, on the goroutine (or
+ * thread) the kernel chose; its mask is in place. */
+static void run_program_handler(int sig, siginfo_t *si, void *uc,
+				struct sigaction *a)
+{
+	if (!is_handler(a))
 		return; /* changed meanwhile: as if delivered just after */
-	if (a.sa_flags & SA_RESETHAND)
+	if (a->sa_flags & SA_RESETHAND)
 		reset_to_default(sig);
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
+	if (a->sa_flags & SA_SIGINFO)
+		a->sa_sigaction(sig, si, uc);
 	else
-		a.sa_handler(sig);
+		a->sa_handler(sig);
 }
 
 /* ---- routing ------------------------------------------------------------ */
@@ -305,32 +319,50 @@ void sigroute_note(int sig)
 }
 
 /*
- * A handler on a goroutine runs under the mask the kernel made for it (its
- * sa_mask and the signal added), and may park (sigsuspend, a trip): the
- * goroutine and the M that runs it keep that mask while it runs, so the
- * next goroutine on the old M gets its own back, and signals the handler
- * blocks stay kept in the G. sigreturn installs uc_sigmask on whichever
- * thread the handler ends on: that M's record follows. The goroutine gets
- * its own mask back, not the thread's the kernel saved: a signal that
- * came as the M switched to the goroutine found the last one's there,
- * which the goroutine then kept, and the count of goroutines by mask
- * (idle Ms block what all of them block) went wrong for good: idle Ms
- * took a SIGUSR2 every goroutine blocked, and its default action ended
- * the process (signal_thread, 1 run in 600 under chaos).
+ * The kernel enters sig_trampoline with every signal blocked (its
+ * sa_mask is full), so that no second handler can run before the
+ * records say what the thread's mask is; the program's handler then
+ * runs under the mask the kernel would have made for it, set here.
+ *
+ * On a goroutine that is the goroutine's own mask, the handler's sa_mask
+ * and the signal added, and the handler may park (sigsuspend, a trip):
+ * the goroutine and the M that runs it keep that mask while it runs, so
+ * the next goroutine on the old M gets its own back, and signals the
+ * handler blocks stay kept in the G. sigreturn installs uc_sigmask on
+ * whichever thread the handler ends on, and it is made the M's record as
+ * the handler was entered: what the thread had then (the goroutine's
+ * mask, or what sigsuspend's goroutine had before the call, as the
+ * kernel gives back), not what the kernel saved: a signal that came as
+ * the M switched to the goroutine found the last one's there, which the
+ * goroutine then kept, and the count of goroutines by mask (idle Ms block
+ * what all of them block) went wrong for good (signal_thread, 1 run in
+ * 600 under chaos). Records first, then the thread, as in sigmask.c: a
+ * signal the handler's mask lets through, pending, runs its own handler
+ * as the mask is set, and reads them.
  */
 static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
-				  ucontext_t *uc)
+				  ucontext_t *uc, bool in_syscall)
 {
-	uint64_t during, own = gp->sigmask;
-	uint64_t thread = own & ~preempt_unblockable();
+	struct sigaction a;
+	uint64_t own = gp->sigmask, back = gp->m->sigmask, during;
 
-	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &during, 8);
-	memcpy(&uc->uc_sigmask, &thread, sizeof thread);
+	prog_read(sig, &a);
+	during = handler_mask(own, sig, &a);
+	memcpy(&uc->uc_sigmask, &back, sizeof back);
 	gp->sigmask = during & ~SIG_GLIBC_INTERNAL;
 	gp->m->sigmask = during;
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &during, NULL, 8);
+	/* In a system call the runtime made: the handler may call into it
+	 * (park, take a P), so it runs as if the call had returned, and the
+	 * call goes back to the kernel after it. exitsyscall may already
+	 * park it and resume it on another M. */
+	if (in_syscall)
+		exitsyscall();
 	gp->in_sighandler++;
 	gp->handlers_ran++;
-	run_program_handler(sig, si, uc);
+	run_program_handler(sig, si, uc, &a);
+	if (chaos())
+		sigmask_check(gp, "a handler returns");
 	gp->in_sighandler--;
 	gp->sigmask = own;
 	/* Kept while the handler blocked them: raised on this thread, whose
@@ -339,7 +371,9 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&gp->sigpending) & ~gp->sigmask)
 		gsignal_deliver(gp);
-	gp->m->sigmask = thread;
+	if (in_syscall)
+		entersyscall();
+	gp->m->sigmask = back;
 }
 
 static void sig_trampoline(int sig, siginfo_t *si, void *uc)
@@ -357,25 +391,11 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 		switch (atomic_load(&gp->m->pstate)) {
 		case MP_USER:
 		case MP_LOST:
-			run_goroutine_handler(gp, sig, si, uc);
+			run_goroutine_handler(gp, sig, si, uc, false);
 			break;
-		case MP_SYSCALL: {
-			/* In a system call the runtime made: the handler may
-			 * call into it (park, take a P), so it runs as if the
-			 * call had returned, and the call goes back to the
-			 * kernel after it. exitsyscall may already park it
-			 * and resume it on another M: this thread keeps the
-			 * mask the kernel set for the handler (SIGCANCEL or
-			 * the signal blocked), which its record must say, or
-			 * the next goroutine here inherits it unseen. */
-			uint64_t during;
-			SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &during, 8);
-			gp->m->sigmask = during;
-			exitsyscall();
-			run_goroutine_handler(gp, sig, si, uc);
-			entersyscall();
+		case MP_SYSCALL:
+			run_goroutine_handler(gp, sig, si, uc, true);
 			break;
-		}
 		default:
 			/* In the runtime, maybe halfway through a switch
 			 * (this stack may be g0's): the goroutine gets it at
@@ -384,7 +404,14 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 			break;
 		}
 	} else {
-		run_program_handler(sig, si, uc);
+		/* No goroutine: the thread's mask is the kernel's. */
+		struct sigaction a;
+		uint64_t was, mask;
+		prog_read(sig, &a);
+		memcpy(&was, &((ucontext_t *)uc)->uc_sigmask, sizeof was);
+		mask = handler_mask(was, sig, &a);
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+		run_program_handler(sig, si, uc, &a);
 	}
 	errno = saved;
 }
@@ -451,7 +478,8 @@ static struct {
 	int64_t count[MASK_CLASSES];
 	bool overflow;
 } classes;
-static _Atomic uint64_t idle_mask = ~SIG_GLIBC_INTERNAL;
+static _Atomic uint64_t idle_mask =
+	~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
 
 /* True if idle Ms must block more than they do. */
 static bool idle_mask_update(void)
@@ -463,7 +491,7 @@ static bool idle_mask_update(void)
 			and &= classes.mask[i];
 	if (classes.overflow)
 		and = ~(uint64_t)0;
-	and &= ~SIG_GLIBC_INTERNAL;
+	and &= ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
 	uint64_t old = atomic_exchange(&idle_mask, and);
 	return (and & ~old) != 0;
 }

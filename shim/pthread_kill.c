@@ -234,7 +234,7 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	 * the goroutine's mask blocks it (gsignal.c looks after adding). */
 	shim_testcancel();
 	uint64_t keep = gp->sigmask;
-	gp->sigmask = bits & ~SIG_GLIBC_INTERNAL;
+	gp->sigmask = bits & ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
 	long r;
 	if (gsignal_deliver_temporary(gp)) {
 		r = -EINTR;
@@ -244,6 +244,10 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 		cancel_syscall_exit(gp);
 	}
 	gp->sigmask = keep;
+	/* The mask from before the call, on the thread and in the M's
+	 * record: the goroutine may have come to this M in the call
+	 * (entersyscall can yield), and the M then took the temporary one. */
+	m_set_sigmask(gp->m, keep);
 	/* Kept while the temporary mask blocked them: raised now, for the
 	 * kernel to deliver once the thread's own mask lets it (as it
 	 * would have held them pending). */

@@ -142,6 +142,8 @@ void real_init(void)
 	real.pipe = must("pipe");
 	real.pipe2 = must("pipe2");
 	real.sigaction = must("sigaction");
+	real.longjmp = must("siglongjmp");
+	real.longjmp_chk = must("__longjmp_chk");
 	real.cxa_atexit = must("__cxa_atexit");
 	real.strtol = must("strtol");
 	real.pthread_create = must("pthread_create");

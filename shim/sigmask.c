@@ -6,10 +6,12 @@
  * goroutine is running on it), and the scheduler sets it on whichever M
  * runs the goroutine next (execute). As glibc does, the two signals it
  * uses itself (SIGCANCEL, SIGSETXID) are never blocked; nor, on the
- * thread, is goshim's preemption signal (preempt_unblockable).
+ * thread, is goshim's preemption signal (preempt_unblockable). SIGKILL
+ * and SIGSTOP are never reported blocked, as the kernel never has them.
  */
 #include <signal.h>
 #include <string.h>
+#include "../core/chaos.h"
 #include "../core/preempt.h"
 #include "../core/sys.h"
 #include "shim.h"
@@ -22,6 +24,8 @@ static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 	uint64_t nset, prev = gp->sigmask, now = prev;
 	int err = 0;
 
+	if (chaos())
+		sigmask_check(gp, "sigprocmask, before");
 	if (set) {
 		if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
 			return EINVAL;
@@ -31,6 +35,7 @@ static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 		now = how == SIG_BLOCK	  ? prev | nset
 		      : how == SIG_UNBLOCK ? prev & ~nset
 					   : nset;
+		now &= ~SIG_KERNEL_UNBLOCKABLE;
 	}
 	/* Where the old mask cannot be written the change is made all the
 	 * same and the answer is EFAULT, as natively. */
@@ -38,15 +43,24 @@ static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 		err = EFAULT;
 	if (set) {
 		uint64_t thread = now & ~preempt_unblockable();
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, NULL,
-		     sizeof thread);
-		sigroute_mask_change(gp->sigmask, now, true, true);
+		/* The records first: a signal the new mask lets through, if
+		 * pending, runs its handler as the system call returns, and
+		 * the handler's sigreturn puts the M's record on the thread
+		 * (sigroute.c). Recorded after, the old mask came back on
+		 * the thread behind a record that said the new one. */
+		sigroute_mask_change(prev, now, true, true);
 		gp->sigmask = now;
 		gp->m->sigmask = thread;
+		if (chaos())
+			chaos_delay();
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, NULL,
+		     sizeof thread);
 		sigroute_unblocked(gp, now);
 		atomic_thread_fence(memory_order_seq_cst); /* as sigsuspend */
 		if (atomic_load(&gp->sigpending) & ~now)
 			gsignal_deliver(gp);
+		if (chaos())
+			sigmask_check(gp, "sigprocmask, after");
 	}
 	return err;
 }
