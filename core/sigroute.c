@@ -180,6 +180,7 @@ static void adopt_locked(int sig)
 	kact = cur;
 	kact.sa_sigaction = sig_trampoline;
 	kact.sa_flags = (cur.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+	sigfillset(&kact.sa_mask); /* see sig_trampoline */
 	if (real.sigaction(sig, &kact, NULL) != 0)
 		runtime_throw("sigroute: cannot install goshim's handler in "
 			      "front of the program's");
