@@ -417,13 +417,17 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
-/* A goroutine for sig, one that takes it at once if there is one: parked
- * in a wait the signal interrupts, else on an M (running, or in a system
- * call), else any; NULL if every one blocks it. allgs only grows at its
- * head, so it is walked without its lock. */
+/* A goroutine for sig. The kernel gives a process-directed signal to the
+ * main thread whenever that does not block it (complete_signal), and
+ * programs come to rely on it (a main thread that waits in sem_wait for a
+ * timer's handler, beside workers that sleep): so the main goroutine, if
+ * it does not block sig. Else one that takes it at once if there is one:
+ * parked in a wait the signal interrupts, else on an M (running, or in a
+ * system call), else any; NULL if every one blocks it. allgs only grows
+ * at its head, so it is walked without its lock. */
 static struct g *route_target(int sig)
 {
-	struct g *on_m = NULL, *any = NULL;
+	struct g *on_m = NULL, *any = NULL, *intr = NULL;
 
 	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
 	     gp; gp = gp->alllink) {
@@ -431,14 +435,16 @@ static struct g *route_target(int sig)
 		if (gp->is_g0 || st == G_IDLE || st == G_DEAD ||
 		    (gp->sigmask & sigbit(sig)))
 			continue;
-		if (st == G_WAITING && gp->intr_w)
+		if (gp->is_main && !gp->exited)
 			return gp;
+		if (intr == NULL && st == G_WAITING && gp->intr_w)
+			intr = gp;
 		if (on_m == NULL && (st == G_RUNNING || st == G_SYSCALL))
 			on_m = gp;
 		if (any == NULL)
 			any = gp;
 	}
-	return on_m ? on_m : any;
+	return intr ? intr : on_m ? on_m : any;
 }
 
 void sigroute_run(void)

@@ -227,8 +227,12 @@ static int rdlock_slow(struct grwlock *rw, int64_t deadline)
 			spin_lock(&rw->lock);
 			if (atomic_load(&rw->rseq) == seq && --rw->nr == 0)
 				atomic_fetch_and(&rw->state, ~RW_RWAIT);
+			/* Never a timeout while the lock can be taken (POSIX):
+			 * it may have come free while a signal handler ran
+			 * past the deadline. Past it, this never registers. */
+			err = rd_or_register(rw, deadline);
 			unlock_and_wake(rw);
-			return ETIMEDOUT;
+			return err;
 		}
 		/* Woken, or rseq moved: the waker unregistered us. */
 		err = tryrd(rw);
@@ -265,8 +269,9 @@ static int wrlock_slow(struct grwlock *rw, int64_t deadline)
 		spin_lock(&rw->lock);
 		if (--rw->nw == 0)
 			atomic_fetch_and(&rw->state, ~RW_WWAIT);
-		if (err == ETIMEDOUT)
-			break;
+		/* Timed out or not, the loop takes the lock if it can before
+		 * it looks at the deadline (POSIX: never a timeout while the
+		 * lock can be taken). */
 		err = 0;
 		s = atomic_load(&rw->state);
 	}
