@@ -244,13 +244,15 @@ void gcancel(struct g *gp)
 		 * calls (those run under entersyscall): it is made a
 		 * deferred request, which its next cancellation point
 		 * takes; glibc's own wait for the signal (after a call) is
-		 * woken. Elsewhere the signal goes to it. */
+		 * woken. */
 		if (atomic_load(&gp->status) == G_WAITING) {
 			atomic_fetch_or(ch, TLS_CANCELED);
 			SYS3(SYS_futex, ch, FUTEX_WAKE_PRIVATE, INT_MAX);
-		} else {
-			gsignal_send(gp, SIGCANCEL);
 		}
+		/* ...and the signal goes to it all the same: it may have
+		 * left the wait just now, and be bound for no cancellation
+		 * point (run_goroutine_handler acts on the marked request). */
+		gsignal_send(gp, SIGCANCEL);
 	} else if (tls_cancel_due(gp->tcb)) {
 		if (atomic_load(&gp->cancel_syscall))
 			gsignal_send(gp, SIGCANCEL);

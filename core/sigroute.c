@@ -361,6 +361,12 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 		exitsyscall();
 	gp->in_sighandler++;
 	gp->handlers_ran++;
+	/* glibc's handler ignores a request already marked (gcancel marks
+	 * a parked goroutine's, which may have left its wait unseen): an
+	 * asynchronous one acts here, as glibc's handler would have. */
+	if (sig == SIGCANCEL && g_cancel_due(gp) &&
+	    (atomic_load(tls_cancelhandling(gp->tcb)) & TLS_CANCELTYPE_ASYNC))
+		real.pthread_testcancel();
 	run_program_handler(sig, si, uc, &a);
 	if (chaos())
 		sigmask_check(gp, "a handler returns");

@@ -85,6 +85,36 @@ GOSHIM_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	return mutex_destroy(m);
 }
 
+/* The caller is a goroutine of type PTHREAD_CANCEL_ASYNCHRONOUS. */
+static bool cancel_async(void)
+{
+	return on_goroutine() &&
+	       (atomic_load_explicit(tls_cancelhandling(getg()->tcb),
+				     memory_order_relaxed) &
+		TLS_CANCELTYPE_ASYNC);
+}
+
+/*
+ * An asynchronous cancel acts wherever the thread is, a mutex wait too
+ * (natively glibc's SIGCANCEL handler unwinds out of the futex wait). So
+ * for such a goroutine the wait is made cancellable: a request ends it,
+ * and the goroutine acts on it at once, without the mutex (if the wait
+ * took it as it ended, it gives it back first, as the native thread,
+ * cancelled in the futex wait, never had it).
+ */
+static int lock_wait_async_cancel(pthread_mutex_t *m)
+{
+	for (;;) {
+		cancel_begin();
+		int err = mutex_lock_wait(m, -1);
+		if (intr_end(false) != ECANCEL_CALL)
+			return err;
+		if (err == 0)
+			mutex_unlock_kind(m);
+		shim_testcancel(); /* does not return if it acts */
+	}
+}
+
 GOSHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	int err;
@@ -92,7 +122,10 @@ GOSHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	if (!ours(m))
 		return pshared_lock(m, false, false, 0, NULL);
 	err = mutex_lock(m, false);
-	return err == EBUSY ? mutex_lock_wait(m, -1) : err;
+	if (err != EBUSY)
+		return err;
+	return cancel_async() ? lock_wait_async_cancel(m)
+			      : mutex_lock_wait(m, -1);
 }
 
 GOSHIM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
