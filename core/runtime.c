@@ -75,6 +75,15 @@ static void refuse(const char *why)
 							 : sizeof buf - 1);
 }
 
+static void refuse_layout(const char *why)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg,
+		 "glibc TCB layout check failed (%s); goshim knows glibc 2.36 "
+		 "on x86_64", why);
+	refuse(msg);
+}
+
 /* Unknown GOSHIM_ settings are reported once, never silently ignored. */
 static void check_settings(void)
 {
@@ -123,11 +132,7 @@ static void runtime_load(void)
 	check_settings();
 	arch_init();
 	if (!tls_init(&why)) {
-		char msg[200];
-		snprintf(msg, sizeof msg,
-			 "glibc TCB layout check failed (%s); goshim knows "
-			 "glibc 2.36 on x86_64", why);
-		refuse(msg);
+		refuse_layout(why);
 		return;
 	}
 	debug_load();
@@ -183,11 +188,7 @@ static void runtime_start_now(void)
 	const char *why = NULL;
 
 	if (!tls_probe(&why)) {
-		char msg[200];
-		snprintf(msg, sizeof msg,
-			 "glibc TCB layout check failed (%s); goshim knows "
-			 "glibc 2.36 on x86_64", why);
-		refuse(msg);
+		refuse_layout(why);
 		return;
 	}
 	stack_init();
