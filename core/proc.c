@@ -1774,6 +1774,11 @@ void sched_fork_child(struct g *gp)
 	mp->curg = gp;
 	acquirep(mp, allp[0]);
 	atomic_store(&gp->status, G_RUNNING);
+	/* fork_prepare's entersyscall is never left in the child: the M
+	 * runs the goroutine's code again as fork returns. A handler there
+	 * took it for a system call and claimed a P next to its own
+	 * ("acquirep: invalid P state", a child flooded with signals). */
+	atomic_store_explicit(&mp->pstate, MP_USER, memory_order_release);
 }
 
 /* Make the running main thread the main goroutine on M0, with P0 (adopt),
