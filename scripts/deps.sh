@@ -35,6 +35,9 @@ have_pkg libclang-rt-dev || need+=(libclang-rt-dev)
 # Optional: the aarch64 cross build of arch/ and the Go benchmark column.
 if [[ ${GOSHIM_DEPS_OPTIONAL:-1} == 1 ]]; then
 	have_cmd aarch64-linux-gnu-gcc || need+=(gcc-aarch64-linux-gnu)
+	# Its C library headers are only a recommendation of the compiler's,
+	# which --no-install-recommends leaves out.
+	have_pkg libc6-dev-arm64-cross || need+=(libc6-dev-arm64-cross)
 	have_cmd qemu-aarch64 || need+=(qemu-user)
 	have_cmd go || need+=(golang-go)
 fi
