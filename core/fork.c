@@ -40,6 +40,8 @@
 
 _Atomic uint32_t fork_generation;
 
+static void fork_child_runtime(struct g *gp);
+
 void fork_prepare(void)
 {
 	struct g *gp = getg();
@@ -50,6 +52,14 @@ void fork_prepare(void)
 	 * (reclaim_stacks): a goroutine's must be a list of its own. */
 	if (!gp->is_main)
 		tls_fork_prepare(gp->tcb);
+	/* No handler runs from here until the runtime on each side is whole
+	 * again: in the child, between the fork and fork_child, one would
+	 * find the parent's scheduler state and glibc's locks as the fork
+	 * left them (it ran exitsyscall on them, and a yield there blocked
+	 * the child on malloc's list lock). Signals wait pending meanwhile,
+	 * as if they had come just after the fork. */
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &(uint64_t){ ~(uint64_t)0 },
+	     &gp->fork_mask, 8);
 	entersyscall();
 }
 
@@ -59,6 +69,7 @@ void fork_parent(void)
 
 	if (!runtime_enabled || gp == NULL || gp->is_g0)
 		return;
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &gp->fork_mask, NULL, 8);
 	exitsyscall();
 }
 
@@ -69,6 +80,13 @@ void fork_child(void)
 	atomic_fetch_add(&fork_generation, 1);
 	if (!atomic_load(&runtime_running))
 		return; /* native until its second thread, as the parent was */
+	fork_child_runtime(gp);
+	if (gp && !gp->is_g0)
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &gp->fork_mask, NULL, 8);
+}
+
+static void fork_child_runtime(struct g *gp)
+{
 	if (gp && gp->is_g0)
 		runtime_throw("fork_child: fork from the scheduler");
 	/* The Ms that held any of these are gone. */

@@ -116,6 +116,9 @@ struct g {
 	 * thread, taken off it when it leaves the M (gsignal_self_drain).
 	 * Its own: no other thread reads or writes it. */
 	uint64_t sigself;
+	/* The thread's mask while it forks (fork.c blocks every signal
+	 * from its prepare hook to its parent and child hooks). */
+	uint64_t fork_mask;
 	_Atomic uint64_t sigwait_set; /* what it waits for in sigwait */
 	stack_t altstack; /* its sigaltstack; the M's while it runs */
 	/* Interruptible waits (gsignal.c): a signal with a handler ends the
