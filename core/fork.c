@@ -31,6 +31,7 @@
  * starts an M as usual.
  */
 #include <sys/single_threaded.h>
+#include "futex.h"
 #include "netpoll.h"
 #include "runtime.h"
 #include "sys.h"
@@ -74,6 +75,7 @@ void fork_child(void)
 	/* The Ms that held any of these are gone. */
 	trace_fork_child();
 	sema_fork_child();
+	futex_fork_child();
 	timers_fork_child();
 	keys_fork_child();
 	tls_fork_child(gp ? gp->m->g0->tcb : NULL,
