@@ -82,6 +82,7 @@ void fork_child(void)
 		       gp && !gp->is_main ? gp->tcb : NULL);
 	netpoll_fork_child();
 	proc_status_open(); /* /proc/self was the parent */
+	futex_pagemap_open();
 	sysmon_fork_child();
 	/* The child's one thread is its main thread: its id is the pid,
 	 * and (as the kernel's fork) no set_tid_address word carries over. */

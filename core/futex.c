@@ -24,13 +24,22 @@
  * takes no lock: a wake marks the bucket and wakes every waiter in it
  * later (spurious wakeups are a futex's right), which the interrupted
  * code does as it leaves; a wait is the kernel's (FUTEX_NOT_HERE).
+ *
+ * Shared futexes are here too where the kernel keys them as private ones
+ * (a private anonymous page: futex_private_page), under keys of their own:
+ * libstdc++'s std::atomic wait and notify use shared futex calls on
+ * whatever memory the atomic is in.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "futex.h"
+#include "netpoll.h"
 #include "runtime.h"
+#include "sys.h"
 #include "timer.h"
 
 #define FUTEXTAB_SIZE 251
@@ -53,12 +62,54 @@ static _Atomic bool deferred_any;
 
 static __thread volatile sig_atomic_t inside;
 
+/* /proc/self/pagemap, opened before the program runs (and in a child of
+ * fork, whose own it must be): an open later would take, for an instant,
+ * the lowest free fd, which an open of the program's should have had. */
+static struct kept_file pagemap = { .fd = -1 };
+static const struct kept_ops hidden = { fd_runtime_open_ro,
+					fd_runtime_close };
+
+void futex_pagemap_open(void)
+{
+	kept_open(&pagemap, "/proc/self/pagemap", &hidden);
+}
+
+/* Present (bit 63) and neither a file's page nor shared memory (bit 61):
+ * the kernel keys a shared futex there by this process and address, as a
+ * private one. A page never written may be the shared zero page, which
+ * counts as not private: its waits stay in the kernel. */
+bool futex_private_page(const void *addr)
+{
+	static long pagesize;
+	struct stat st;
+	uint64_t e;
+
+	if (pagesize == 0)
+		pagesize = sysconf(_SC_PAGESIZE);
+	if (pagemap.fd < 0 || SYS2(SYS_fstat, pagemap.fd, &st) != 0 ||
+	    st.st_dev != pagemap.dev || st.st_ino != pagemap.ino)
+		return false;
+	off_t off = (off_t)((uintptr_t)addr / (uintptr_t)pagesize * 8);
+	if (sys_pread(pagemap.fd, &e, sizeof e, off) != sizeof e)
+		return false;
+	return (e >> 63 & 1) && !(e >> 61 & 1);
+}
+
 void futex_fork_child(void)
 {
+	pagemap.fd = -1; /* the parent's: netpoll_fork_child closes it */
 	memset(futextab, 0, sizeof futextab);
 	for (size_t i = 0; i < sizeof deferred / sizeof deferred[0]; i++)
 		atomic_store(&deferred[i], 0);
 	atomic_store(&deferred_any, false);
+}
+
+/* A shared futex's key is its address plus one (words are 4-aligned):
+ * the kernel never matches a shared wait with a private wake, or the
+ * reverse. */
+static const void *key_for(const void *addr, bool shared)
+{
+	return (const char *)addr + shared;
 }
 
 static struct fbucket *bucket_of(const void *addr)
@@ -248,10 +299,11 @@ static void withdraw(struct waiter *w)
 	}
 }
 
-int futex_wait(const _Atomic uint32_t *addr, uint32_t val, uint32_t bitset,
-	       int64_t deadline)
+int futex_wait(const _Atomic uint32_t *addr, bool shared, uint32_t val,
+	       uint32_t bitset, int64_t deadline)
 {
-	struct fbucket *b = bucket_of(addr);
+	const void *key = key_for(addr, shared);
+	struct fbucket *b = bucket_of(key);
 	struct fwaiter fw;
 
 	if (!enter())
@@ -268,7 +320,7 @@ int futex_wait(const _Atomic uint32_t *addr, uint32_t val, uint32_t bitset,
 		return err;
 	}
 	waiter_init(&fw.w);
-	fw.w.key = addr;
+	fw.w.key = key;
 	fw.bitset = bitset;
 	enqueue(b, &fw.w);
 	if (waiter_block(&fw.w, wait_unlock, b, "futex", deadline) == W_WOKEN)
@@ -277,9 +329,10 @@ int futex_wait(const _Atomic uint32_t *addr, uint32_t val, uint32_t bitset,
 	return ETIMEDOUT;
 }
 
-int futex_wake(const void *addr, int n, uint32_t bitset)
+int futex_wake(const void *addr, bool shared, int n, uint32_t bitset)
 {
-	struct fbucket *b = bucket_of(addr);
+	const void *key = key_for(addr, shared);
+	struct fbucket *b = bucket_of(key);
 	struct claimed c = { NULL, &c.head };
 
 	if (!enter()) {
@@ -287,7 +340,7 @@ int futex_wake(const void *addr, int n, uint32_t bitset)
 		return 0;
 	}
 	spin_lock(&b->lock);
-	int woken = claim_waiters(b, addr, n, bitset, &c);
+	int woken = claim_waiters(b, key, n, bitset, &c);
 	spin_unlock(&b->lock);
 	leave();
 	deliver_all(&c);
@@ -298,10 +351,11 @@ int futex_wake(const void *addr, int n, uint32_t bitset)
  * woken, the next nreq moved to the tail of to's queue (or keep their
  * place when to's bucket is from's). A waiter whose wait has ended is
  * passed over. */
-int futex_requeue(const _Atomic uint32_t *from, const void *to, int nwake,
-		  int nreq, bool cmp, uint32_t cmpval, int *moved)
+int futex_requeue(const _Atomic uint32_t *from, const void *to, bool shared,
+		  int nwake, int nreq, bool cmp, uint32_t cmpval, int *moved)
 {
-	struct fbucket *b1 = bucket_of(from), *b2 = bucket_of(to);
+	const void *k1 = key_for(from, shared), *k2 = key_for(to, shared);
+	struct fbucket *b1 = bucket_of(k1), *b2 = bucket_of(k2);
 	struct claimed c = { NULL, &c.head };
 	int woken = 0, nmoved = 0;
 
@@ -321,7 +375,7 @@ int futex_requeue(const _Atomic uint32_t *from, const void *to, int nwake,
 	struct waiter **pp = &b1->head, *prev = NULL;
 	while (*pp && (woken < nwake || nmoved < nreq)) {
 		struct waiter *w = *pp;
-		if (w->key != from) {
+		if (w->key != k1) {
 			prev = w;
 			pp = &w->next;
 			continue;
@@ -336,7 +390,7 @@ int futex_requeue(const _Atomic uint32_t *from, const void *to, int nwake,
 			pp = &w->next;
 			continue;
 		}
-		__atomic_store_n(&w->key, to, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->key, k2, __ATOMIC_RELAXED);
 		nmoved++;
 		if (b2 == b1) {
 			prev = w;
@@ -398,10 +452,11 @@ int futex_op_apply(_Atomic uint32_t *addr, uint32_t op)
 	}
 }
 
-int futex_wake_op(const void *addr1, _Atomic uint32_t *addr2, int n1, int n2,
-		  uint32_t op, int *woken1, int *woken2)
+int futex_wake_op(const void *addr1, _Atomic uint32_t *addr2, bool shared,
+		  int n1, int n2, uint32_t op, int *woken1, int *woken2)
 {
-	struct fbucket *b1 = bucket_of(addr1), *b2 = bucket_of(addr2);
+	const void *k1 = key_for(addr1, shared), *k2 = key_for(addr2, shared);
+	struct fbucket *b1 = bucket_of(k1), *b2 = bucket_of(k2);
 	struct claimed c = { NULL, &c.head };
 	int ret;
 
@@ -417,9 +472,9 @@ int futex_wake_op(const void *addr1, _Atomic uint32_t *addr2, int n1, int n2,
 	lock2(b1, b2);
 	ret = futex_op_apply(addr2, op);
 	if (ret >= 0)
-		*woken1 = claim_waiters(b1, addr1, n1, ~0u, &c);
+		*woken1 = claim_waiters(b1, k1, n1, ~0u, &c);
 	if (ret > 0)
-		*woken2 = claim_waiters(b2, addr2, n2, ~0u, &c);
+		*woken2 = claim_waiters(b2, k2, n2, ~0u, &c);
 	unlock2(b1, b2);
 	leave();
 	deliver_all(&c);

@@ -7,18 +7,21 @@
  * EFAULT, ENOSYS in the kernel's order, the counts it returns.
  *
  * Who waits where:
- *  - a goroutine's private FUTEX_WAIT and FUTEX_WAIT_BITSET: in the table;
+ *  - a goroutine's FUTEX_WAIT and FUTEX_WAIT_BITSET: in the table, private
+ *    ones always, shared (non-PRIVATE) ones on a private anonymous page,
+ *    which the kernel keys by this process and address as a private one
+ *    (libstdc++'s std::atomic wait makes shared calls on any memory);
+ *    the two never meet each other, in the kernel or here;
  *  - every other waiter stays in the kernel: threads goshim did not create,
- *    every thread before the scheduler starts, shared (non-PRIVATE)
- *    futexes (the kernel never matches a shared wait with a private wake
- *    or the reverse, so they need nothing here), a wait made from a
- *    signal handler that interrupted this thread inside the table;
+ *    every thread before the scheduler starts, shared futexes on shared
+ *    memory or a file's pages (other processes may wake them), a wait made
+ *    from a signal handler that interrupted this thread inside the table;
  *  - PI futexes, FUTEX_WAIT_REQUEUE_PI, futex_waitv and anything unknown
  *    are the kernel's, under entersyscall (blocking.c).
  *
- * The wake rule: every private wake, from anyone once the scheduler runs,
- * first wakes the table's waiters on the word (oldest first, up to the
- * count), then passes what is left of the count to the kernel for its own
+ * The wake rule: every wake, private or shared, from anyone once the
+ * scheduler runs, first wakes the table's waiters on the word (oldest
+ * first, up to the count), then passes what is left of the count to the kernel for its own
  * waiters, and returns the sum. A wake of 1 with both kinds waiting wakes
  * one of the table's; the kernel's waiter waits for the next wake, as it
  * would if the other had come first in the kernel's queue. A wake never
@@ -109,13 +112,17 @@ static bool do_wait(const long *a, int cmd, long *ret)
 		*ret = -EINVAL;
 		return true;
 	}
+	bool shared = !(a[1] & FUTEX_PRIVATE_FLAG);
 	for (;;) {
 		if (!sys_readable(uaddr)) {
 			*ret = -EFAULT;
 			return true;
 		}
+		if (shared && !futex_private_page(uaddr))
+			return false;
 		intr_begin();
-		int err = futex_wait(uaddr, (uint32_t)a[2], bitset, deadline);
+		int err = futex_wait(uaddr, shared, (uint32_t)a[2], bitset,
+				     deadline);
 		int intr = intr_end(a[3] == 0);
 		if (err == FUTEX_NOT_HERE)
 			return false;
@@ -131,7 +138,8 @@ static long do_wake(const long *a, uint32_t bitset)
 	if (bitset == 0 || misaligned(a[0]))
 		return -EINVAL;
 	int n = at_least_one(a[2]);
-	int woken = futex_wake((const void *)a[0], n, bitset);
+	int woken = futex_wake((const void *)a[0], !(a[1] & FUTEX_PRIVATE_FLAG),
+			       n, bitset);
 	if (woken == n)
 		return woken;
 	long k = kernel(a[0], a[1], n - woken, 0, 0, (long)bitset);
@@ -141,21 +149,22 @@ static long do_wake(const long *a, uint32_t bitset)
 static long do_requeue(const long *a, bool cmp)
 {
 	int nwake = (int)a[2], nreq = (int)a[3], moved;
+	long priv = a[1] & FUTEX_PRIVATE_FLAG;
 
 	if (nwake < 0 || nreq < 0 || misaligned(a[0]) || misaligned(a[4]))
 		return -EINVAL;
 	if (cmp && !sys_readable((const void *)a[0]))
 		return -EFAULT;
 	/* A word the kernel would refuse (past the lowest user address
-	 * space's end) must not get the table's waiters: its own answer to a
-	 * requeue of nobody says. */
-	if ((unsigned long)a[4] + 4 > (1ul << 47)) {
-		long probe = kernel(a[4], FUTEX_REQUEUE_PRIVATE, 0, 0, a[4], 0);
+	 * space's end; for a shared futex, not mapped) must not get the
+	 * table's waiters: its own answer to a requeue of nobody says. */
+	if (!priv || (unsigned long)a[4] + 4 > (1ul << 47)) {
+		long probe = kernel(a[4], FUTEX_REQUEUE | priv, 0, 0, a[4], 0);
 		if (probe < 0)
 			return probe;
 	}
 	int woken = futex_requeue((const _Atomic uint32_t *)a[0],
-				  (const void *)a[4], nwake, nreq, cmp,
+				  (const void *)a[4], !priv, nwake, nreq, cmp,
 				  (uint32_t)a[5], &moved);
 	if (woken < 0)
 		return woken;
@@ -167,7 +176,7 @@ static long do_requeue(const long *a, bool cmp)
 		return k;
 	if (k == -EAGAIN) {
 		long n = (long)lwake + lreq;
-		k = kernel(a[0], FUTEX_WAKE_PRIVATE, n > INT_MAX ? INT_MAX : n,
+		k = kernel(a[0], FUTEX_WAKE | priv, n > INT_MAX ? INT_MAX : n,
 			   0, 0, 0);
 	}
 	return woken + moved + (k < 0 ? 0 : k);
@@ -176,6 +185,7 @@ static long do_requeue(const long *a, bool cmp)
 static long do_wake_op(const long *a)
 {
 	uint32_t op = (uint32_t)a[5];
+	long priv = a[1] & FUTEX_PRIVATE_FLAG;
 	int n1 = at_least_one(a[2]), n2 = at_least_one(a[3]), w1, w2;
 
 	if (misaligned(a[0]) || misaligned(a[4]))
@@ -185,15 +195,15 @@ static long do_wake_op(const long *a)
 	if (!sys_readable((const void *)a[4]))
 		return -EFAULT;
 	int held = futex_wake_op((const void *)a[0], (_Atomic uint32_t *)a[4],
-				 n1, n2, op, &w1, &w2);
+				 !priv, n1, n2, op, &w1, &w2);
 	if (held < 0)
 		return held;
 	long total = w1 + w2, k;
-	if (w1 < n1 && (k = kernel(a[0], FUTEX_WAKE_PRIVATE, n1 - w1, 0, 0,
-				   0)) > 0)
+	if (w1 < n1 &&
+	    (k = kernel(a[0], FUTEX_WAKE | priv, n1 - w1, 0, 0, 0)) > 0)
 		total += k;
 	if (held && w2 < n2 &&
-	    (k = kernel(a[4], FUTEX_WAKE_PRIVATE, n2 - w2, 0, 0, 0)) > 0)
+	    (k = kernel(a[4], FUTEX_WAKE | priv, n2 - w2, 0, 0, 0)) > 0)
 		total += k;
 	return total;
 }
@@ -202,8 +212,7 @@ static bool futex_call(const long *a, long *ret)
 {
 	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
 
-	if (!(op & FUTEX_PRIVATE_FLAG) ||
-	    !atomic_load_explicit(&runtime_running, memory_order_acquire))
+	if (!atomic_load_explicit(&runtime_running, memory_order_acquire))
 		return false;
 	/* The kernel refuses it with ENOSYS. */
 	if ((op & FUTEX_CLOCK_REALTIME) && cmd != FUTEX_WAIT_BITSET)

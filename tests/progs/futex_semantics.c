@@ -1,11 +1,12 @@
 // futex_semantics: what syscall(SYS_futex) answers, line by line the same
-// natively and under goshim (where goroutines' private waits park):
+// natively and under goshim (where goroutines park):
 // EAGAIN on a value that differs, ETIMEDOUT no sooner than asked (relative
 // FUTEX_WAIT, absolute FUTEX_WAIT_BITSET on CLOCK_MONOTONIC and with
 // FUTEX_CLOCK_REALTIME), EINTR after a handler (and the untimed wait
 // started over under SA_RESTART), EINVAL, EFAULT and ENOSYS; bitsets; wake
 // counts; FUTEX_REQUEUE and FUTEX_CMP_REQUEUE with their counts and
-// EAGAIN; FUTEX_WAKE_OP; a program thread and a thread goshim did not
+// EAGAIN; FUTEX_WAKE_OP; a shared wait on private memory, which private
+// wakes do not meet; a program thread and a thread goshim did not
 // create (a SIGEV_THREAD timer's callback) waking each other and both
 // waiting on one word; a shared futex in MAP_SHARED memory across fork.
 // Waiters are known to wait when a CMP_REQUEUE has moved them (its count),
@@ -358,6 +359,14 @@ static void *bitset_wait(void *arg)
 	return NULL;
 }
 
+static void *shared_wait(void *arg)
+{
+	struct waiter *w = arg;
+	struct timespec ten = { 10, 0 };
+	w->ret = fx(w->word, FUTEX_WAIT, 0, &ten, NULL, 0);
+	return NULL;
+}
+
 static void *counts(void *arg)
 {
 	(void)arg;
@@ -380,6 +389,21 @@ static void *counts(void *arg)
 	pthread_join(bw.t, NULL);
 	printf("bitset 1 waiter: wakes of bits 2 woke %ld, of bits 3 woke "
 	       "%s, its wait %s\n", miss, res(hit), res(bw.ret));
+
+	/* A shared wait on private memory (as libstdc++'s std::atomic
+	 * waits): private wakes never meet it, a shared one does. */
+	struct waiter sw = { .word = &wa };
+	atomic_store(&wa, 0);
+	pthread_create(&sw.t, NULL, shared_wait, &sw);
+	nap_ms(100);
+	miss = 0;
+	for (int i = 0; i < 5; i++, nap_ms(20))
+		miss += fx(&wa, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	while ((hit = fx(&wa, FUTEX_WAKE, INT_MAX, NULL, NULL, 0)) == 0)
+		nap_ms(5);
+	pthread_join(sw.t, NULL);
+	printf("shared waiter, private memory: private wakes woke %ld, a "
+	       "shared wake %s, its wait %s\n", miss, res(hit), res(sw.ret));
 
 	/* Wake counts. */
 	for (int i = 0; i < 3; i++)
