@@ -83,6 +83,11 @@ $(B)/tests/progs/%: tests/progs/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CFLAGS) $(WARN) -std=gnu++17 $< -o $@ -pthread
 
+# std::atomic<T>::wait and std::counting_semaphore are C++20's.
+$(B)/tests/progs/atomic_wait: tests/progs/atomic_wait.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CFLAGS) $(WARN) -std=gnu++20 $< -o $@ -pthread
+
 # Shared modules that test programs dlopen() from <program dir>/mods/.
 MOD_SRCS := $(wildcard tests/progs/mods/*.c)
 MOD_SOS  := $(patsubst tests/progs/mods/%.c,$(B)/tests/progs/mods/%.so,$(MOD_SRCS))

@@ -31,6 +31,7 @@
  * starts an M as usual.
  */
 #include <sys/single_threaded.h>
+#include "futex.h"
 #include "netpoll.h"
 #include "runtime.h"
 #include "sys.h"
@@ -92,12 +93,14 @@ static void fork_child_runtime(struct g *gp)
 	/* The Ms that held any of these are gone. */
 	trace_fork_child();
 	sema_fork_child();
+	futex_fork_child();
 	timers_fork_child();
 	keys_fork_child();
 	tls_fork_child(gp ? gp->m->g0->tcb : NULL,
 		       gp && !gp->is_main ? gp->tcb : NULL);
 	netpoll_fork_child();
 	proc_status_open(); /* /proc/self was the parent */
+	futex_pagemap_open();
 	sysmon_fork_child();
 	/* The child's one thread is its main thread: its id is the pid,
 	 * and (as the kernel's fork) no set_tid_address word carries over. */

@@ -28,6 +28,7 @@
 #include "chaos.h"
 #include "asan.h"
 #include "debug.h"
+#include "futex.h"
 #include "gomaxprocs.h"
 #include "mutex.h"
 #include "netpoll.h"
@@ -1345,14 +1346,15 @@ void main_goroutine_exit(void)
 }
 
 /* As the kernel does for CLONE_CHILD_CLEARTID (and set_tid_address) when
- * a thread exits: 0 at the address, one waiter woken (a shared wake, which
- * private waiters on a private mapping meet too). */
+ * a thread exits: 0 at the address, one waiter woken with a shared wake:
+ * a goroutine parked in futex.c's table, else one in the kernel. */
 static void g_clear_tid(struct g *gp)
 {
 	_Atomic int *addr = gp->clear_tid;
 
 	gp->clear_tid = NULL;
-	if (addr && sys_copy_out(addr, &(int){ 0 }, sizeof(int)) == 0)
+	if (addr && sys_copy_out(addr, &(int){ 0 }, sizeof(int)) == 0 &&
+	    futex_wake(addr, true, 1, FUTEX_BITSET_MATCH_ANY) == 0)
 		sys_futex(addr, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 

@@ -22,6 +22,7 @@
 #include <time.h>
 #include "chaos.h"
 #include "debug.h"
+#include "futex.h"
 #include "gomaxprocs.h"
 #include "netpoll.h"
 #include "preempt.h"
@@ -196,6 +197,7 @@ static void runtime_start_now(void)
 	prctl(PR_GET_NAME, sched.main_name);
 	sched_init(sysmon_gomaxprocs(), sys_gettid() == sys_getpid());
 	proc_status_open();
+	futex_pagemap_open();
 	wire_init();
 	/* The handler before the program's are wrapped: SIGURG's is
 	 * preempt.c's to chain. */

@@ -103,6 +103,9 @@ static inline void cancel_syscall_exit(struct g *gp)
  * true if it answered nr, with the C library's result in *ret. */
 pid_t shim_gettid(void);
 bool shim_tid_syscall(long nr, const long *a, long *ret);
+/* futex.c: syscall(SYS_futex, a...) on a private futex: true if it
+ * answered, with the C library's result in *ret. */
+bool shim_futex_syscall(const long *a, long *ret);
 
 /* Monotonic deadline (ns) from an absolute time on clock clk. */
 int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);
