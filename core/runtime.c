@@ -199,8 +199,8 @@ static void runtime_start_now(void)
 	proc_status_open();
 	futex_pagemap_open();
 	wire_init();
-	/* The handler before the program's are wrapped: SIGURG's is
-	 * preempt.c's to chain. */
+	/* The handlers the program installed natively go behind goshim's;
+	 * SIGURG's is preempt.c's to chain. */
 	preempt_init();
 	sigroute_adopt();
 	sched_main_mask();
