@@ -41,6 +41,10 @@ cleanup() {
 }
 trap cleanup EXIT
 export hold work here
+# The cases' make runs are the program under test, not part of the make
+# that started this script (make check's MAKEFLAGS would change what they
+# print).
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 
 # ---- the cases: each prints what it saw on stdout ---------------------------
 
@@ -115,14 +119,14 @@ int f1(void), f2(void), f3(void), f4(void), f5(void), f6(void);
 int main(void) { printf("sum %d\n", f1() + f2() + f3() + f4() + f5() + f6()); return 0; }
 EOF
 	printf 'OBJS := main.o f1.o f2.o f3.o f4.o f5.o f6.o\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n%%.o: %%.c\n\t$(CC) -c -o $@ $<\n' >"$d/Makefile"
-	make -s -j2 -C "$d" && "$d/prog"
+	make -s -j2 --no-print-directory -C "$d" && "$d/prog"
 }
 
 # This project, built with make -j2 under goshim: the same library.
 case_self() {
 	local d
 	d=$(mktemp -d "$work/self.XXXXXX")
-	make -s -j2 -C "$here" B="$d" "$d/libgoshim.so" >/dev/null
+	make -s -j2 --no-print-directory -C "$here" B="$d" "$d/libgoshim.so" >/dev/null
 	nm -D --defined-only "$d/libgoshim.so" | awk '{ print $NF }' | sort | md5sum | cut -c1-32
 }
 
