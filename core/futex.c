@@ -51,7 +51,7 @@ struct fwaiter {
 
 struct fbucket {
 	struct spinlock lock;
-	struct waiter *head, *tail;
+	struct waitq q;
 } __attribute__((aligned(64)));
 
 static struct fbucket futextab[FUTEXTAB_SIZE];
@@ -173,28 +173,6 @@ static void unlock2(struct fbucket *a, struct fbucket *b)
 	spin_unlock(&a->lock);
 }
 
-static void enqueue(struct fbucket *b, struct waiter *w)
-{
-	w->queued = true;
-	w->next = NULL;
-	if (b->tail)
-		b->tail->next = w;
-	else
-		b->head = w;
-	b->tail = w;
-}
-
-static void unlink_at(struct fbucket *b, struct waiter **pp,
-		      struct waiter *prev)
-{
-	struct waiter *w = *pp;
-	*pp = w->next;
-	if (b->tail == w)
-		b->tail = prev;
-	w->next = NULL;
-	w->queued = false;
-}
-
 /* A list of claimed waiters, to deliver after unlocking, in order. */
 struct claimed {
 	struct waiter *head, **tail;
@@ -227,7 +205,7 @@ static void deliver_all(struct claimed *c)
 static int claim_waiters(struct fbucket *b, const void *key, int n,
 			 uint32_t bitset, struct claimed *c)
 {
-	struct waiter **pp = &b->head, *prev = NULL;
+	struct waiter **pp = &b->q.head, *prev = NULL;
 	int woken = 0;
 
 	while (*pp && (n < 0 || woken < n)) {
@@ -237,7 +215,7 @@ static int claim_waiters(struct fbucket *b, const void *key, int n,
 			pp = &w->next;
 			continue;
 		}
-		unlink_at(b, pp, prev);
+		waitq_unlink(&b->q, pp, prev);
 		woken += claim_onto(c, w);
 	}
 	return woken;
@@ -285,12 +263,12 @@ static void withdraw(struct waiter *w)
 		spin_lock(&b->lock);
 		bool here = bucket_of(w->key) == b;
 		if (here && w->queued) {
-			struct waiter **pp = &b->head, *prev = NULL;
+			struct waiter **pp = &b->q.head, *prev = NULL;
 			while (*pp != w) {
 				prev = *pp;
 				pp = &prev->next;
 			}
-			unlink_at(b, pp, prev);
+			waitq_unlink(&b->q, pp, prev);
 		}
 		spin_unlock(&b->lock);
 		leave();
@@ -322,7 +300,7 @@ int futex_wait(const _Atomic uint32_t *addr, bool shared, uint32_t val,
 	waiter_init(&fw.w);
 	fw.w.key = key;
 	fw.bitset = bitset;
-	enqueue(b, &fw.w);
+	waitq_push(&b->q, &fw.w, false);
 	if (waiter_block(&fw.w, wait_unlock, b, "futex", deadline) == W_WOKEN)
 		return 0;
 	withdraw(&fw.w);
@@ -372,7 +350,7 @@ int futex_requeue(const _Atomic uint32_t *from, const void *to, bool shared,
 		leave();
 		return -EAGAIN;
 	}
-	struct waiter **pp = &b1->head, *prev = NULL;
+	struct waiter **pp = &b1->q.head, *prev = NULL;
 	while (*pp && (woken < nwake || nmoved < nreq)) {
 		struct waiter *w = *pp;
 		if (w->key != k1) {
@@ -381,7 +359,7 @@ int futex_requeue(const _Atomic uint32_t *from, const void *to, bool shared,
 			continue;
 		}
 		if (woken < nwake) {
-			unlink_at(b1, pp, prev);
+			waitq_unlink(&b1->q, pp, prev);
 			woken += claim_onto(&c, w);
 			continue;
 		}
@@ -397,8 +375,8 @@ int futex_requeue(const _Atomic uint32_t *from, const void *to, bool shared,
 			pp = &w->next;
 			continue;
 		}
-		unlink_at(b1, pp, prev);
-		enqueue(b2, w);
+		waitq_unlink(&b1->q, pp, prev);
+		waitq_push(&b2->q, w, false);
 	}
 	unlock2(b1, b2);
 	leave();

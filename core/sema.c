@@ -37,7 +37,7 @@
 struct bucket {
 	struct spinlock lock;
 	_Atomic uint32_t nwait; /* goroutines in sema_acquire here */
-	struct waiter *head, *tail;
+	struct waitq q;
 } __attribute__((aligned(64)));
 
 static struct bucket semtab[SEMTAB_SIZE];
@@ -88,41 +88,12 @@ static void bucket_unlock(void *b)
 	bucket_release(b);
 }
 
-static void enqueue(struct bucket *b, struct waiter *w, bool lifo)
-{
-	w->queued = true;
-	if (lifo) {
-		w->next = b->head;
-		b->head = w;
-		if (b->tail == NULL)
-			b->tail = w;
-		return;
-	}
-	w->next = NULL;
-	if (b->tail)
-		b->tail->next = w;
-	else
-		b->head = w;
-	b->tail = w;
-}
-
-static void unlink_after(struct bucket *b, struct waiter **pp,
-			 struct waiter *prev)
-{
-	struct waiter *w = *pp;
-	*pp = w->next;
-	if (b->tail == w)
-		b->tail = prev;
-	w->next = NULL;
-	w->queued = false;
-}
-
 static void unlink_waiter(struct bucket *b, struct waiter *w)
 {
-	struct waiter **pp = &b->head, *prev = NULL;
+	struct waiter **pp = &b->q.head, *prev = NULL;
 	for (; *pp; prev = *pp, pp = &(*pp)->next) {
 		if (*pp == w) {
-			unlink_after(b, pp, prev);
+			waitq_unlink(&b->q, pp, prev);
 			return;
 		}
 	}
@@ -131,11 +102,11 @@ static void unlink_waiter(struct bucket *b, struct waiter *w)
 /* Unlink the first waiter on addr. */
 static struct waiter *dequeue(struct bucket *b, const void *addr)
 {
-	struct waiter **pp = &b->head, *prev = NULL;
+	struct waiter **pp = &b->q.head, *prev = NULL;
 	for (; *pp; prev = *pp, pp = &(*pp)->next) {
 		struct waiter *w = *pp;
 		if (w->key == addr) {
-			unlink_after(b, pp, prev);
+			waitq_unlink(&b->q, pp, prev);
 			return w;
 		}
 	}
@@ -166,7 +137,7 @@ int sema_wait(const _Atomic uint32_t *addr, uint32_t val, int64_t deadline,
 	}
 	waiter_init(&w);
 	w.key = addr;
-	enqueue(b, &w, false);
+	waitq_push(&b->q, &w, false);
 	if (waiter_block(&w, bucket_unlock, b, reason, deadline) ==
 	    W_TIMEDOUT) {
 		leave(b, &w);
@@ -266,7 +237,7 @@ int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
 		w.key = addr;
 		w.acquiring = true;
 		w.handoff = false;
-		enqueue(b, &w, lifo);
+		waitq_push(&b->q, &w, lifo);
 		if (waiter_block(&w, bucket_unlock, b, reason, deadline) ==
 		    W_TIMEDOUT) {
 			spin_lock(&b->lock);
@@ -356,7 +327,7 @@ static void run_bucket_locked(struct bucket *b)
 {
 	struct waiter *claimed = NULL, **tail = &claimed;
 
-	struct waiter **pp = &b->head, *prev = NULL;
+	struct waiter **pp = &b->q.head, *prev = NULL;
 	while (*pp) {
 		struct waiter *w = *pp;
 		if (!w->acquiring ||
@@ -365,7 +336,7 @@ static void run_bucket_locked(struct bucket *b)
 			pp = &w->next;
 			continue;
 		}
-		unlink_after(b, pp, prev);
+		waitq_unlink(&b->q, pp, prev);
 		atomic_fetch_sub(&b->nwait, 1);
 		w->handoff = true;
 		if (waiter_claim(w)) {
@@ -468,7 +439,7 @@ void notify_enqueue(struct waiter *w, _Atomic uint32_t *wait)
 	w->key = wait;
 	spin_lock(&b->lock);
 	w->ticket = atomic_fetch_add(wait, 1);
-	enqueue(b, w, false);
+	waitq_push(&b->q, w, false);
 	bucket_release(b);
 }
 
@@ -515,7 +486,7 @@ bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 		return false; /* nobody waits: the common case, no lock */
 	spin_lock(&b->lock);
 	uint32_t nt = atomic_load(notify);
-	struct waiter **pp = &b->head, *prev = NULL;
+	struct waiter **pp = &b->q.head, *prev = NULL;
 	while (*pp) {
 		w = *pp;
 		if (w->key != wait || granted(w->ticket, nt)) {
@@ -525,7 +496,7 @@ bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 		}
 		/* The oldest ticket still queued: the tickets before it
 		 * belong to waiters that left; grant them with it. */
-		unlink_after(b, pp, prev);
+		waitq_unlink(&b->q, pp, prev);
 		nt = w->ticket + 1;
 		st = claim(w);
 		if (st != W_TIMEDOUT)
@@ -558,7 +529,7 @@ int notify_wake_granted(const void *wait, uint32_t notify, int n)
 	int woken = 0;
 
 	spin_lock(&b->lock);
-	struct waiter **pp = &b->head, *prev = NULL;
+	struct waiter **pp = &b->q.head, *prev = NULL;
 	while (*pp && woken < n) {
 		struct waiter *w = *pp;
 		if (w->key != wait || !granted(w->ticket, notify)) {
@@ -566,7 +537,7 @@ int notify_wake_granted(const void *wait, uint32_t notify, int n)
 			pp = &w->next;
 			continue;
 		}
-		unlink_after(b, pp, prev);
+		waitq_unlink(&b->q, pp, prev);
 		switch (claim(w)) {
 		case W_WOKEN:
 			*tail = w;

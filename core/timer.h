@@ -79,9 +79,46 @@ struct waiter {
 	uint32_t ticket;     /* notify list ticket (sema.c) */
 	bool acquiring;	     /* in sema_acquire: counted in nwait */
 	bool handoff;	     /* sema_release passed the count directly */
-	bool queued;	     /* on a sema.c queue */
+	bool queued;	     /* on a waitq */
 	struct waiter *next; /* for the queue the waiter sits on */
 };
+
+/* A wait queue's list of waiters, oldest first; its owner's lock guards
+ * it (sema.c's and futex.c's buckets). */
+struct waitq {
+	struct waiter *head, *tail;
+};
+
+/* Queue w last, or first (front: a waiter that waited already). */
+static inline void waitq_push(struct waitq *q, struct waiter *w, bool front)
+{
+	w->queued = true;
+	if (front) {
+		w->next = q->head;
+		q->head = w;
+		if (q->tail == NULL)
+			q->tail = w;
+		return;
+	}
+	w->next = NULL;
+	if (q->tail)
+		q->tail->next = w;
+	else
+		q->head = w;
+	q->tail = w;
+}
+
+/* Take out *pp, whose predecessor is prev (NULL at the head). */
+static inline void waitq_unlink(struct waitq *q, struct waiter **pp,
+				struct waiter *prev)
+{
+	struct waiter *w = *pp;
+	*pp = w->next;
+	if (q->tail == w)
+		q->tail = prev;
+	w->next = NULL;
+	w->queued = false;
+}
 
 void waiter_init(struct waiter *w);
 /* Wake w if it is still waiting; true if this call woke it. */
