@@ -566,7 +566,10 @@ top:
 			return gp;
 	}
 
-	/* Nothing: give the P back. */
+	/* Nothing: give the P back. The child of fork has no sysmon until
+	 * an M goes idle: a signal for a parked goroutine then reaches an
+	 * idle M, which only notes it for sysmon (sigroute.c). */
+	sysmon_ensure();
 	rlock_lock(&sched.lock);
 	if (atomic_load(&sched.runqsize) > 0) {
 		gp = globrunqget(mp->p, 0);
@@ -879,10 +882,6 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 	struct g *gp = getg();
 	struct m *mp = gp->m;
 
-	/* The child of fork has no sysmon until it needs one: a signal for a
-	 * parked goroutine reaches an idle M, which only notes it for sysmon
-	 * (sigroute.c). */
-	sysmon_ensure();
 	gp->waitreason = reason;
 	gp->waitsince = nanotime_coarse();
 	mp->park_unlockf = unlockf;
