@@ -11,7 +11,8 @@
  * every runtime lock starts unlocked, the run queues, timers, wait queues
  * and the netpoller's fd table start empty, the netpoller makes a new
  * epoll instance on its first wait (the old one is shared with the parent),
- * and sysmon is started again when the child makes its first goroutine.
+ * and sysmon is started again when the child makes its first goroutine or
+ * an M first goes idle (findrunnable).
  * The calling M becomes the child's only M, running on its own g0 stack
  * and TCB, which nobody used at the fork.
  *

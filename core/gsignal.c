@@ -10,11 +10,13 @@
  * A goroutine parked in a wait that a signal interrupts (a sleep, an fd
  * wait, sem_wait: see intr_begin) has the wait ended as if it had timed
  * out, and its call fails with EINTR (or starts over, for SA_RESTART)
- * once the handler has run; other waits (mutexes, condvars, joins) end
- * as they would have, and the handler runs then. A signal with no
- * handler acts on the whole process whichever thread takes it: the
- * default action happens at once (on the sender's M), an ignored one is
- * dropped, unless the target blocks it (then it waits, for sigwait).
+ * once the handler has run; other waits (mutexes, condvars, joins) go
+ * on after the handler, which runs at once: the goroutine is woken only
+ * for it, as the kernel runs a handler on a thread blocked in a futex. A
+ * signal with no handler acts on the whole process whichever thread takes
+ * it: the default action happens at once (on the sender's M), an ignored
+ * one is dropped, unless the target blocks it (then it waits, for
+ * sigwait).
  *
  * A signal sent to a goroutine's M can meet another goroutine: the target
  * may leave the M between the sender's look and the kernel's delivery. So

@@ -1,7 +1,7 @@
 /*
  * preempt.c: asynchronous preemption of a goroutine that runs past its
- * slice without calling into the runtime (DESIGN.md invariant 8; facts in
- * notes/preemption.md).
+ * slice without calling into the runtime (core/README.md, invariant 8, and
+ * its Preemption section for the measurements).
  *
  * sysmon sends SIGURG to the M with rt_tgsigqueueinfo, si_code SI_QUEUE
  * and a per-process random cookie as the value: the program cannot send

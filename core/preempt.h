@@ -1,5 +1,5 @@
 /*
- * preempt.h: asynchronous preemption by signal (DESIGN.md invariant 8),
+ * preempt.h: asynchronous preemption by signal (core/README.md, invariant 8),
  * and the program's own view of SIGURG, the signal it uses.
  */
 #ifndef GOSHIM_PREEMPT_H

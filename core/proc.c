@@ -285,9 +285,9 @@ static bool stopm(struct m *mp, int64_t deadline)
 	rlock_unlock(&sched.lock);
 	/* The idle mask, read once on the idle list: a goroutine that blocks
 	 * more from now on kicks this M (m_kick_idle), which reads it again.
-	 * Read before, a change in between was missed, and the M slept
-	 * taking a signal every goroutine blocks, whose default action
-	 * ended the process (a SIGUSR2 for sigwait, 1 run in 600). */
+	 * Read before, a change in between would be missed, and the M
+	 * would sleep taking a signal every goroutine blocks, whose default
+	 * action ends the process (a SIGUSR2 meant for sigwait). */
 	idle_signals_block(mp);
 	if (chaos())
 		chaos_delay(); /* startm's wakeup may come first */

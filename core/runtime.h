@@ -5,7 +5,7 @@
  * complete glibc thread identity (TLS block + TCB, see tls.c); its pthread_t
  * is that TCB, so glibc's own pthread_self() already names it.
  * M is an OS thread. It runs Gs from its g0, a context on the M's own pthread
- * stack and TCB that holds the scheduler loop (schedule.c).
+ * stack and TCB that holds the scheduler loop (schedule() in proc.c).
  * P is a logical processor: the right to run Go code, with a local run queue.
  * There are GOMAXPROCS Ps; an M must hold one to run a G.
  *
@@ -573,7 +573,7 @@ void sysmon_fork_child(void);
 
 /* ---- threadlimit.c: the cap on OS threads (Go's SetMaxThreads) ---- */
 void threadlimit_init(void);
-/* GOSHIM_MAX_THREADS's value: a count >= 1 (strtol's syntax), or -1. */
+/* GOSHIM_MAX_THREADS's value: a count >= 1 in decimal digits, or -1. */
 int32_t threadlimit_parse(const char *s);
 /* nthreads: the runtime's threads with the one being made; sched.alllock
  * held. Past the cap the process ends, saying why. */

@@ -10,11 +10,11 @@
  *   syscall) for a millisecond, then every millisecond: if the M's thread
  *   sleeps in the kernel at two looks in a row (state S or D in
  *   /proc/self/task/TID/stat: a raw syscall, a futex inside libc, a page
- *   fault; never a busy thread, see notes/preemption.md; D only after
- *   10 ms), its P is handed off as for a syscall
- *   (DESIGN.md invariant 7); if it runs and its goroutine has had the P
- *   for 10 ms, the goroutine is asked to yield: a flag checked where it
- *   enters the runtime, and SIGURG (preempt.c, invariant 8); if it is
+ *   fault; never a busy thread; D only after 10 ms), its P is handed off
+ *   as for a syscall (core/README.md, invariant 7); if it runs and its
+ *   goroutine has had the P for 10 ms, the goroutine is asked to yield: a
+ *   flag checked where it enters the runtime, and SIGURG (preempt.c,
+ *   invariant 8); if it is
  *   still there after 20 ms (it runs in libc, where the signal may not
  *   stop it), its P is taken as from a blocked M. A thread is
  *   never signalled while it sleeps in the kernel (that would turn a
@@ -489,9 +489,9 @@ void sysmon_ensure(void)
 		sysmon_start();
 }
 
-/* In the child of fork the thread is gone: the next goroutine the child
- * makes starts another (made from the goroutine that forked, which is a
- * real glibc thread there). */
+/* In the child of fork the thread is gone: the first goroutine the child
+ * makes, or the first M that goes idle, starts another (from the thread
+ * that forked, which is a real glibc thread there). */
 void sysmon_fork_child(void)
 {
 	note_clear(&wake);

@@ -10,8 +10,9 @@
  * The TCB is glibc's struct pthread. Its first 0x50 bytes are ABI; the rest
  * (tid, robust list, stack bounds, specific block, rseq) are glibc-internal,
  * so tls_init verifies every offset used here against the main thread and a
- * short-lived real thread and refuses to run when one does not match. Facts
- * and measurements: ../shared/notes/glibc-tcb.md (glibc 2.36, x86_64).
+ * short-lived real thread and refuses to run when one does not match. The
+ * recipe, its reasons and measurements: core/README.md, "A complete glibc
+ * thread identity per goroutine" (glibc 2.36, x86_64).
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /*
  * tls.h: a complete glibc thread identity (TLS block + TCB) per goroutine.
- * See tls.c and ../shared/notes/glibc-tcb.md.
+ * See tls.c and core/README.md (the per-goroutine glibc identity).
  */
 #ifndef GOSHIM_TLS_H
 #define GOSHIM_TLS_H

@@ -53,7 +53,7 @@ int wire_explicit_sched(struct thread_attrs **a, int policy, int priority);
 int wire_explicit_mask(struct thread_attrs **a, size_t len, const void *mask);
 
 /*
- * Around a process-shared lock (DESIGN invariant 5): the owner the kernel
+ * Around a process-shared lock (core/README.md, invariant 5): the owner the kernel
  * and other processes see is a thread, so from the first such lock taken
  * to the last released the goroutine stays wired to its M, its TCB holds
  * the M's real tid (a PI futex needs it) and its robust list is the one

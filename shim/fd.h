@@ -4,7 +4,7 @@
  * A goroutine's blocking call on a pipe or socket becomes per-call
  * non-blocking tries (RWF_NOWAIT, MSG_DONTWAIT) with parks on the
  * netpoller between them; the fd's O_NONBLOCK flag is never touched
- * (DESIGN invariant 3), and a program that set it itself gets EAGAIN as
+ * (core/README.md, invariant 3), and a program that set it itself gets EAGAIN as
  * before. Everything else goes to the C library.
  */
 #ifndef GOSHIM_FD_H

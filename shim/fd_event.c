@@ -11,7 +11,7 @@
  * comes first, from a zero-timeout ppoll, and the call follows under
  * entersyscall, since another reader may win the race and the call then
  * blocks its thread as it would natively. The fd's O_NONBLOCK flag is
- * never touched (DESIGN invariant 3); a program that set it itself gets
+ * never touched (core/README.md, invariant 3); a program that set it itself gets
  * its EAGAIN from the kernel as before. The kernel makes every answer, so
  * errors (a short buffer: EINVAL) are its own.
  *

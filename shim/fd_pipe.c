@@ -1,7 +1,7 @@
 /*
  * fd_pipe.c: pipes are learnt when made, and every fd is forgotten when
  * closed. close wakes the goroutines waiting on the fd, whose calls then
- * fail with EBADF as the next call on it would (DESIGN invariant 6); a
+ * fail with EBADF as the next call on it would (core/README.md, invariant 6); a
  * close from any thread does, so that a goroutine is not left waiting on
  * an fd that no longer exists. The runtime's own fds (epoll, its eventfd)
  * are not the program's to close: EBADF, as if they were not open; and

@@ -1,10 +1,11 @@
 /*
- * init.c: start the runtime as early as the library is loaded.
+ * init.c: the runtime's load step as early as the library is loaded.
  *
- * Interposers also start it on first use (another library's constructor may
- * call pthread_create before ours runs); this constructor only makes sure a
- * program that never calls one still gets its main thread set up before
- * main() runs.
+ * The load step decides whether goshim can run at all (core/runtime.c);
+ * the scheduler itself starts only with the program's second thread.
+ * Interposers also run the load step on first use (another library's
+ * constructor may call one before ours runs); this constructor makes sure
+ * it has run before main(), in a program that calls none earlier.
  */
 #include "../core/chaos.h"
 #include "shim.h"

@@ -137,7 +137,7 @@ static int set_bits(const sigset_t *set, uint64_t *bits)
  * waits on that thread, blocked, until rt_sigtimedwait takes it.
  * Published before, the goroutine could leave the M first (a yield at
  * entersyscall) and the signal wait on a thread it never came back to
- * (a sigwait thread hung, 1 run in 150 under chaos). One kept before the
+ * (its sigwait would never return). One kept before the
  * publishing is taken instead; one sent as the wait ended is taken off
  * the thread (m_directed_drain) and kept for the next wait.
  */

@@ -152,8 +152,8 @@ fi
 # dash's wait builtin with a job still running sits in sigsuspend under
 # the mask sigprocmask reported, after dash cleared its mask with
 # sigsetmask(0): the job outlives the foreground command, so the wait
-# reaches sigsuspend every time (issue 16: hung 5 runs of 5 before). Since
-# lazy start dash itself stays native; signal_mask_legacy keeps the
+# reaches sigsuspend every time. With lazy start dash itself stays
+# native; signal_mask_legacy keeps the
 # sigsetmask path under test on goroutines.
 hangs=0
 for _ in 1 2 3 4 5; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/run_sysmon.sh BUILD_DIR: the sysmon benchmark (issue 5).
+# tests/bench/run_sysmon.sh BUILD_DIR: the sysmon benchmark.
 # Builds tests/bench/sysmon_stall.c (cc -O2 -pthread into BUILD_DIR/bench)
 # and sysmon_stall.go (GO111MODULE=off go build; no Go column without go),
 # runs each mode natively, under goshim (LD_PRELOAD=BUILD_DIR/libgoshim.so)

@@ -1,7 +1,6 @@
 // cancel_sleep: deferred cancellation of threads that wait in a sleep or
-// in sem_wait, as sysbench ends its reporting thread (found by make
-// compat: under goshim the cancel was lost and the join hung). A thread
-// asleep is cancelled: its cleanup handler runs and the joiner gets
+// in sem_wait, as sysbench ends its reporting thread. A thread asleep is
+// cancelled: its cleanup handler runs and the joiner gets
 // PTHREAD_CANCELED. A thread cancelled before it sleeps is cancelled at
 // the sleep. A thread with cancellation disabled sleeps its full time and
 // is cancelled when it enables it and tests. A thread in sem_wait is

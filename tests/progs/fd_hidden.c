@@ -128,7 +128,7 @@ static void check_open(const char *when)
 
 	opened(fd);
 	/* Not the number itself: a file goshim opens for an instant (see
-	 * README) may shift the program's earlier numbers; never its own
+	 * scripts/README.md, known limits) may shift the program's earlier numbers; never its own
 	 * fds for good, which the lowest free number shows. */
 	printf("%s: open gives the lowest free fd: %s\n", when,
 	       fd == want ? "yes" : "no");

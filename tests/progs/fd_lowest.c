@@ -7,10 +7,9 @@
 // epoll_wait(), timeout 0. goshim reads its /proc and cgroup
 // files through fds it keeps open, hidden high in the table; it opens a
 // thread's /proc files once, at sysmon's first look at that thread, and
-// an open of the program's at that instant gets the next number (README,
-// limits): a few such runs are allowed, not one a second or one a look.
-// Before: 20 to 300 runs in the two seconds, and the poller's calls
-// failed with EINTR (sysmon's preemption signal) hundreds of times.
+// an open of the program's at that instant gets the next number
+// (scripts/README.md, known limits): a few such runs are allowed, not one
+// a second or one a look.
 // goshim-test: shim-max-threads=GOMAXPROCS+4
 // goshim-test: timeout=60
 #include <fcntl.h>

@@ -3,8 +3,8 @@
 // threads glibc starts itself (goshim does not see them created); each
 // takes the mutex ROUNDS times while program threads take it in a loop.
 // Unlocks wake goroutines and foreign threads alike, and the waker must
-// not touch a waiter once it can run: before the fix goshim crashed in
-// sema_release in 4 runs of 5. Every increment must be counted.
+// not touch a waiter once it can run (the waiter lives on its stack).
+// Every increment must be counted.
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>

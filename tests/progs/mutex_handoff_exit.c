@@ -1,12 +1,11 @@
-// mutex_handoff_exit: sysbench's `threads` test in small (found by make
-// compat). Threads with 64 KiB stacks share a few mutexes and yield while
-// holding them, so waits pass 1 ms and unlocks hand the mutex straight to
-// the oldest waiter; then they exit. A stack of a size other than the
-// default is unmapped when its thread exits, so an unlocker that still
-// looks at the woken waiter's state (it lives on the waiter's stack) after
-// waking it reads unmapped memory: goshim crashed in sema_release. More Ps
-// than CPUs make the unlocker lose its CPU in that window more often.
-// Totals must be exact.
+// mutex_handoff_exit: sysbench's `threads` test in small. Threads with
+// 64 KiB stacks share a few mutexes and yield while holding them, so waits
+// pass 1 ms and unlocks hand the mutex straight to the oldest waiter; then
+// they exit. A stack of a size other than the default is unmapped when its
+// thread exits, so an unlocker that still looks at the woken waiter's
+// state (it lives on the waiter's stack) after waking it reads unmapped
+// memory. More Ps than CPUs make the unlocker lose its CPU in that window
+// more often. Totals must be exact.
 // goshim-test: env=GOMAXPROCS=4
 // goshim-test: shim-max-threads=GOMAXPROCS+3
 #include <pthread.h>

@@ -1,7 +1,7 @@
 // pipe_close: close() of a pipe fd while another thread is blocked reading
 // it. Linux leaves such a read blocked (the read holds the file) until
 // data or EOF; goshim wakes it with EBADF, as the next call on the fd
-// would fail (DESIGN invariant 6). Either way the reader is done once the
+// would fail (core/README.md, invariant 6). Either way the reader is done once the
 // closer has also closed the write end (EOF) or written through a dup of
 // the read end's pipe, so the test checks that the reader came back with
 // one of those answers and prints nothing that differs. Then the closed

@@ -16,8 +16,7 @@
 // started when sysmon finds an M asleep in the kernel at two looks a
 // millisecond apart and hands its P on (not caught in the act; likely the
 // mmap lock, between stack mmaps and the page faults of the other P's new
-// goroutines, 870 MB in all). Typically 4-5 threads; 6 once in 43 stress
-// rounds on a quiet machine.
+// goroutines, 870 MB in all). Typically 4-5 threads, rarely 6.
 // goshim-test: shim-max-threads=GOMAXPROCS+4
 #include <errno.h>
 #include <pthread.h>

@@ -53,7 +53,7 @@ case_pipeline() {
 }
 
 # Threaded programs as background jobs of dash and bash, and wait for
-# them (dash's wait once hung under goshim next to a busy CPU: the hog).
+# them, next to a busy CPU (the hog): a wait must not depend on timing.
 case_jobs_wait() {
 	for i in 1 2 3 4 5; do
 		sh -c '$hold 10 1 50 >/dev/null & $hold 20 1 50; wait; echo "dash: waited $?"'

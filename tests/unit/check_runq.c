@@ -787,10 +787,8 @@ static void owner_run(struct conc *c)
 			/* The first burst, before the thieves start, fills
 			 * runnext and the ring and spills for sure: the big
 			 * bursts above may all be stolen from as they go
-			 * when the machine starves the owner (seen under a
-			 * load of 80 on 2 CPUs, and once in 12 stress rounds
-			 * on a quiet one). RUNQ_SIZE + 1 was one short
-			 * whenever a put of the burst went to runnext. */
+			 * when the machine starves the owner. RUNQ_SIZE + 2:
+			 * one put of the burst may go to runnext. */
 			bool first = !atomic_load(&c->go);
 			if (first)
 				burst = RUNQ_SIZE + 2;
