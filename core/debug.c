@@ -139,6 +139,26 @@ static void sigquit_install(void)
 	real.sigaction(SIGQUIT, &sa, NULL);
 }
 
+/* A child of fork is native until its first goroutine (fork.c): goshim's
+ * SIGQUIT handler, which asks a sysmon the child does not have yet, gives
+ * way to the default action; debug_fork_resume installs it again. */
+void debug_fork_child(void)
+{
+	struct sigaction cur, dfl;
+
+	if (real.sigaction(SIGQUIT, NULL, &cur) != 0 ||
+	    !(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_sigquit)
+		return;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	real.sigaction(SIGQUIT, &dfl, NULL);
+}
+
+void debug_fork_resume(void)
+{
+	sigquit_install();
+}
+
 static void dump_at_exit(void)
 {
 	static const char msg[] = "goshim: goroutines at exit:\n";

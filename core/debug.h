@@ -25,6 +25,9 @@ bool debug_chaos_asked(void);
 /* runtime.c, as the scheduler starts: start chaos mode, open GOSHIM_TRACE,
  * install the SIGQUIT handler, arm the exit hooks. */
 void debug_start(void);
+/* The SIGQUIT handler leaves a child of fork, and comes back (fork.c). */
+void debug_fork_child(void);
+void debug_fork_resume(void);
 
 /* GOSHIM_DEBUG's value into the settings; bad items are named on stderr
  * and ignored. debug_load calls it; the fuzz harness too. */

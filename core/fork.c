@@ -10,11 +10,16 @@
  * native fork do (their stacks are left as they are, never run again),
  * every runtime lock starts unlocked, the run queues, timers, wait queues
  * and the netpoller's fd table start empty, the netpoller makes a new
- * epoll instance on its first wait (the old one is shared with the parent),
- * and sysmon is started again when the child makes its first goroutine or
- * an M first goes idle (findrunnable).
- * The calling M becomes the child's only M, running on its own g0 stack
- * and TCB, which nobody used at the fork.
+ * epoll instance on its first wait (the old one is shared with the
+ * parent). The calling M becomes the child's only M, running on its own
+ * g0 stack and TCB, which nobody used at the fork.
+ *
+ * Until it makes a thread the child is native again, as a process that
+ * never made one: one OS thread (no sysmon: its M stands in for it, see
+ * sysmon.c), no fd of goshim's (the netpoller's epoll comes back only for
+ * a wait on an fd), SIGURG and SIGQUIT as the program left them. Its
+ * first goroutine (fork_resume) brings the rest back, while the caller is
+ * still its only goroutine.
  *
  * The hooks are glibc's pthread_atfork handlers (shim/fork.c registers
  * them before anyone else's), so they run inside glibc's fork on the
@@ -32,8 +37,10 @@
  * starts an M as usual.
  */
 #include <sys/single_threaded.h>
+#include "debug.h"
 #include "futex.h"
 #include "netpoll.h"
+#include "preempt.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -41,6 +48,7 @@
 #include "trace.h"
 
 _Atomic uint32_t fork_generation;
+static _Atomic bool dormant; /* a child of fork, native again */
 
 static void fork_child_runtime(struct g *gp);
 
@@ -100,9 +108,10 @@ static void fork_child_runtime(struct g *gp)
 	tls_fork_child(gp ? gp->m->g0->tcb : NULL,
 		       gp && !gp->is_main ? gp->tcb : NULL);
 	netpoll_fork_child();
-	proc_status_open(); /* /proc/self was the parent */
-	futex_pagemap_open();
 	sysmon_fork_child();
+	preempt_fork_child();
+	debug_fork_child();
+	atomic_store(&dormant, true);
 	/* The child's one thread is its main thread: its id is the pid,
 	 * and (as the kernel's fork) no set_tid_address word carries over. */
 	if (gp) {
@@ -114,4 +123,16 @@ static void fork_child_runtime(struct g *gp)
 	/* glibc's child may count itself single-threaded; goroutines still
 	 * interleave on its one thread. */
 	__libc_single_threaded = 0;
+}
+
+void fork_resume(void)
+{
+	if (atomic_exchange(&dormant, false)) {
+		/* /proc/self was the parent's when the fork copied these. */
+		proc_status_open();
+		futex_pagemap_open();
+		sysmon_quota_reopen();
+		debug_fork_resume();
+	}
+	sysmon_start(); /* and SIGURG's handler (preempt_init) */
 }

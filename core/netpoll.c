@@ -71,7 +71,6 @@ enum {
 	PD_LISTEN = 4,
 	PD_NO_NOWAIT = 8,
 	PD_RUNTIME = 16,
-	PD_FORK_KEEP = 32, /* a runtime fd a child of fork keeps */
 };
 
 struct pd {
@@ -368,8 +367,7 @@ static void runtime_unmark(int fd)
 
 	if (pd) {
 		spin_lock(&pd->lock);
-		atomic_fetch_and(&pd->flags,
-				 (uint8_t) ~(PD_RUNTIME | PD_FORK_KEEP));
+		atomic_fetch_and(&pd->flags, (uint8_t)~PD_RUNTIME);
 		spin_unlock(&pd->lock);
 	}
 }
@@ -435,14 +433,6 @@ int fd_runtime_open(const char *path, int flags, int mode)
 int fd_runtime_open_ro(const char *path)
 {
 	return fd_runtime_open(path, O_RDONLY, 0);
-}
-
-void fd_runtime_fork_keep(int fd)
-{
-	struct pd *pd = pd_get(fd, false);
-
-	if (pd && (atomic_load(&pd->flags) & PD_RUNTIME))
-		atomic_fetch_or(&pd->flags, PD_FORK_KEEP);
 }
 
 void fd_runtime_close(int fd)
@@ -621,10 +611,10 @@ void fd_serial_unlock(struct netpoll_req *r)
 /* The child of fork shares the epoll instance with its parent: it closes
  * its copies and makes its own on its next wait. The runtime's other fds
  * were the Ms' that are gone (or the trace's, which the child does not
- * write, or /proc/self's, the parent's): closed too, but for the files
- * the child reads as they are (PD_FORK_KEEP: the cgroup's). Every fd is
- * forgotten: its waiters are gone, and its lock may be held by a thread
- * that is gone too. */
+ * write, or /proc/self's, the parent's, or the cgroup's, which fork_resume
+ * opens again): closed too, so that the child has no fd of goshim's.
+ * Every fd is forgotten: its waiters are gone, and its lock may be held
+ * by a thread that is gone too. */
 void netpoll_fork_child(void)
 {
 	_Atomic(struct pd *) *tab = atomic_load(&np.tab);
@@ -632,8 +622,7 @@ void netpoll_fork_child(void)
 	for (uint32_t c = 0; tab && c < np.nchunks; c++) {
 		struct pd *chunk = atomic_load(&tab[c]);
 		for (uint32_t i = 0; chunk && i < PD_CHUNK; i++)
-			if ((atomic_load(&chunk[i].flags) &
-			     (PD_RUNTIME | PD_FORK_KEEP)) == PD_RUNTIME)
+			if (atomic_load(&chunk[i].flags) & PD_RUNTIME)
 				sys_close((int)(c * PD_CHUNK + i));
 	}
 	atomic_store(&np.epfd, -1);
@@ -648,16 +637,8 @@ void netpoll_fork_child(void)
 	atomic_store(&np.wake_sig, 0);
 	for (uint32_t c = 0; tab && c < np.nchunks; c++) {
 		struct pd *chunk = atomic_load(&tab[c]);
-		for (uint32_t i = 0; chunk && i < PD_CHUNK; i++) {
-			bool keep = (atomic_load(&chunk[i].flags) &
-				     (PD_RUNTIME | PD_FORK_KEEP)) ==
-				    (PD_RUNTIME | PD_FORK_KEEP);
-			memset(&chunk[i], 0, sizeof chunk[i]);
-			if (keep) {
-				runtime_mark((int)(c * PD_CHUNK + i));
-				atomic_fetch_or(&chunk[i].flags, PD_FORK_KEEP);
-			}
-		}
+		if (chunk)
+			memset(chunk, 0, PD_CHUNK * sizeof *chunk);
 	}
 }
 

@@ -108,8 +108,6 @@ static inline bool fd_hidden(int fd)
 int fd_runtime_open(const char *path, int flags, int mode);
 int fd_runtime_open_ro(const char *path); /* O_RDONLY */
 void fd_runtime_close(int fd);
-/* A child of fork keeps fd, a runtime fd (other runtime fds it closes). */
-void fd_runtime_fork_keep(int fd);
 /* The program takes the number fd (dup2 onto it): if the runtime uses
  * it, move that elsewhere first. 0 or errno (EMFILE). */
 int fd_vacate(int fd);

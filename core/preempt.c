@@ -449,18 +449,20 @@ void preempt_init(void)
 {
 	struct sigaction act, old;
 
-	/* A fork child's fresh runtime keeps the handler and the program's
-	 * disposition it inherited. */
 	if (installed)
 		return;
-	if (!arch_preempt_init(preempt_yield))
-		return; /* no trampoline for this CPU: preemption stays off */
-	stack_need = arch_preempt_stack() + YIELD_STACK;
-	if (SYS3(SYS_getrandom, &cookie, sizeof cookie, 0) != sizeof cookie)
-		cookie = (uintptr_t)nanotime() ^ (uintptr_t)&cookie;
-	text_build();
-	if (atomic_load(&text) == NULL)
-		return;
+	/* Once per process (a child of fork has what its parent built). */
+	if (atomic_load(&text) == NULL) {
+		if (!arch_preempt_init(preempt_yield))
+			return; /* no trampoline for this CPU: no preemption */
+		stack_need = arch_preempt_stack() + YIELD_STACK;
+		if (SYS3(SYS_getrandom, &cookie, sizeof cookie, 0) !=
+		    sizeof cookie)
+			cookie = (uintptr_t)nanotime() ^ (uintptr_t)&cookie;
+		text_build();
+		if (atomic_load(&text) == NULL)
+			return;
+	}
 	if (real.sigaction(SIGURG, NULL, &old) != 0)
 		return;
 	prog_write(&old);
@@ -473,5 +475,25 @@ void preempt_init(void)
 	if (real.sigaction(SIGURG, &act, NULL) == 0) {
 		installed = true;
 		preempt_unblockable_set = sigbit(SIGURG);
+	}
+}
+
+/* A child of fork is native until its first goroutine (fork.c): a SIGURG
+ * the program leaves at its default or ignores goes back to the kernel so,
+ * and preempt_init puts goshim's handler back then. A handler of the
+ * program's keeps goshim's in front of it, which runs it as natively. */
+void preempt_fork_child(void)
+{
+	struct sigaction a;
+
+	if (!installed)
+		return;
+	prog_read(&a);
+	if ((a.sa_flags & SA_SIGINFO) ||
+	    (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN))
+		return;
+	if (real.sigaction(SIGURG, &a, NULL) == 0) {
+		installed = false;
+		preempt_unblockable_set = 0;
 	}
 }

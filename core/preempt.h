@@ -14,6 +14,7 @@ struct m;
 /* At start-up, on the main thread: learn which code may be interrupted,
  * take over SIGURG (keeping the program's disposition as its own). */
 void preempt_init(void);
+void preempt_fork_child(void);
 /* True once goshim's SIGURG handler is installed. */
 bool preempt_on(void);
 /* The signals no thread may block while it runs goroutines: SIGURG, once

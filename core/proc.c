@@ -208,6 +208,18 @@ static struct m *m_alloc(void)
 
 static void newm(struct p *pp, bool spinning)
 {
+	if (sysmon_absent() && runqempty(pp)) {
+		/* A child of fork, before its first goroutine: its one M
+		 * runs the one goroutine there is (sysmon.c). */
+		rlock_lock(&sched.lock);
+		pidleput(pp);
+		rlock_unlock(&sched.lock);
+		if (spinning)
+			atomic_fetch_sub(&sched.nmspinning, 1);
+		return;
+	}
+	if (sysmon_absent())
+		fork_resume(); /* work for a second M: sysmon starts it */
 	struct m *mp = m_alloc();
 	mp->nextp = pp;
 	mp->spinning = spinning;
@@ -291,14 +303,22 @@ static bool stopm(struct m *mp, int64_t deadline)
 	idle_signals_block(mp);
 	if (chaos())
 		chaos_delay(); /* startm's wakeup may come first */
-	if (deadline < 0 || !note_sleep_ns(&mp->park, deadline - nanotime())) {
-		if (deadline >= 0) {
-			rlock_lock(&sched.lock);
-			bool was_idle = midle_remove(mp);
-			rlock_unlock(&sched.lock);
-			if (was_idle)
-				return false;
-		}
+	bool alone = sysmon_absent();
+	if (alone)
+		sysmon_stand_in(mp);
+	bool woke = true;
+	if (deadline < 0)
+		note_sleep(&mp->park);
+	else
+		woke = note_sleep_ns(&mp->park, deadline - nanotime());
+	if (alone)
+		sysmon_stand_in_end(mp);
+	if (!woke) {
+		rlock_lock(&sched.lock);
+		bool was_idle = midle_remove(mp);
+		rlock_unlock(&sched.lock);
+		if (was_idle)
+			return false;
 		/* Taken off the idle list by startm or m_kick. */
 		note_sleep(&mp->park);
 	}
@@ -566,10 +586,7 @@ top:
 			return gp;
 	}
 
-	/* Nothing: give the P back. The child of fork has no sysmon until
-	 * an M goes idle: a signal for a parked goroutine then reaches an
-	 * idle M, which only notes it for sysmon (sigroute.c). */
-	sysmon_ensure();
+	/* Nothing: give the P back. */
 	rlock_lock(&sched.lock);
 	if (atomic_load(&sched.runqsize) > 0) {
 		gp = globrunqget(mp->p, 0);
@@ -619,7 +636,14 @@ top:
 		bool keeper = next >= 0 && timers_claim_sleeper(mp, next);
 		int64_t reap = keeper ? -1 : m_reap_deadline(mp);
 		idle_signals_block(mp);
-		bool got_p = !netpoll_block(keeper ? next : -1) &&
+		/* A child of fork without sysmon: what a signal that ended
+		 * a netpoll wait left for it (stopm does the same). */
+		if (sysmon_absent()) {
+			sysmon_stand_in(mp);
+			sysmon_stand_in_end(mp);
+		}
+		bool got_p = atomic_load(&sched.runqsize) == 0 &&
+			     !netpoll_block(keeper ? next : -1) &&
 			     stopm(mp, keeper ? next : reap);
 		if (keeper)
 			timers_release_sleeper();
@@ -953,6 +977,12 @@ void goready(struct g *gp)
 	wakep();
 }
 
+void wakep_for_global(void)
+{
+	if (atomic_load(&sched.runqsize) > 0)
+		wakep();
+}
+
 static struct g *gosched_m(struct g *gp)
 {
 	TRACE(trace_gostop(gp, "yield", false));
@@ -1143,7 +1173,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	struct g *gp = NULL;
 	bool fresh = false;
 
-	sysmon_ensure(); /* the child of a fork starts it on demand */
+	sysmon_ensure(); /* a child of fork starts it here (fork.c) */
 	if (!attr->stackaddr && stacksize == stack_default_size() &&
 	    guard == stack_page_size())
 		gp = gfget(pp);

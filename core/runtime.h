@@ -189,6 +189,9 @@ struct m {
 	stack_t altstack;  /* the thread's sigaltstack now */
 	struct g *lockedg; /* the goroutine wired to it, if any */
 	void *robust_prev; /* its robust list, while lockedg's is the kernel's */
+	/* Asleep in stopm, standing in for an absent sysmon (sysmon.c): a
+	 * handler may do sysmon's part itself. */
+	volatile bool stand_in;
 
 	/* Who may touch p (see MP_* below): sysmon takes the P of an M
 	 * blocked in the kernel in user code only by moving this from
@@ -570,6 +573,9 @@ void sched_fork_child(struct g *gp);
 void sema_fork_child(void);
 void keys_fork_child(void);
 void sysmon_fork_child(void);
+/* The child's first goroutine: goshim's fds, handlers and sysmon again. */
+void fork_resume(void);
+void sysmon_quota_reopen(void);
 
 /* ---- threadlimit.c: the cap on OS threads (Go's SetMaxThreads) ---- */
 void threadlimit_init(void);
@@ -595,6 +601,16 @@ int sysmon_gomaxprocs(void); /* at start-up; keeps the quota files */
 void proc_status_open(void);
 int proc_status_get(const char *name);
 void sysmon_ensure(void); /* start it if it is not running */
+/* No sysmon (a child of fork before its first goroutine, fork.c). */
+bool sysmon_absent(void);
+/* An M about to sleep in stopm does what sysmon would for the signals and
+ * sem_post units of a lone goroutine, then lets its handlers do it while
+ * it sleeps, until sysmon_stand_in_end. */
+void sysmon_stand_in(struct m *mp);
+void sysmon_stand_in_end(struct m *mp);
+/* goready from g0 leaves the goroutine on the global queue for the M
+ * that called it: one that will not look itself gets an M for it. */
+void wakep_for_global(void);
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
 void checkdead_exiting(int exiting); /* ...by Ms about to exit */

@@ -68,21 +68,24 @@ static struct note wake;
  * runtime's takes a number the program's own open should have had. */
 static struct cg_files procs_cg;
 
-/* The child of fork keeps them: it is in the same cgroup. */
-static int open_quota(const char *path)
-{
-	int fd = fd_runtime_open_ro(path);
-
-	if (fd >= 0)
-		fd_runtime_fork_keep(fd);
-	return fd;
-}
+static const struct kept_ops quota = { fd_runtime_open_ro,
+				       fd_runtime_close };
 
 /* GOMAXPROCS at start-up. */
 int sysmon_gomaxprocs(void)
 {
-	static const struct kept_ops quota = { open_quota, fd_runtime_close };
 	return gomaxprocs_compute(&procs_cg, &quota);
+}
+
+/* A child of fork closed them with the runtime's other fds (fork.c); it
+ * opens its own as it makes its first goroutine, while the goroutine that
+ * does is its only one (so no open of the program's runs meanwhile). */
+void sysmon_quota_reopen(void)
+{
+	if (!procs_cg.follow)
+		return;
+	cg_files_open(&procs_cg, "/proc", "", &quota);
+	procs_cg.follow = 1;
 }
 
 static void gomaxprocs_follow(int64_t now)
@@ -101,9 +104,67 @@ static void gomaxprocs_follow(int64_t now)
 
 static _Atomic bool running;
 
+/*
+ * A child of fork runs without sysmon until it makes a goroutine (fork.c),
+ * on one thread, as natively. What sysmon would do there for the lone
+ * goroutine (give it the signals that reach its idle M, hand out the
+ * units a handler's sem_post left) its M does as it goes to sleep in
+ * stopm, and, while it sleeps there, the handler of such a signal: the M
+ * holds nothing then. Nothing else needs sysmon with one goroutine (no P
+ * to hand off, nobody to preempt for), and a request for a new M puts its
+ * P back (newm): the M there is runs all there is.
+ */
+bool sysmon_absent(void)
+{
+	return !atomic_load_explicit(&running, memory_order_acquire);
+}
+
+static void stand_in_run(void)
+{
+	sema_run_async();
+	sigroute_run();
+	gsignal_recheck();
+	/* What they readied is on the global queue: the M that stands in
+	 * is about to sleep (it is on the idle list, so it is the one). */
+	wakep_for_global();
+}
+
+void sysmon_stand_in(struct m *mp)
+{
+	uint64_t idle = mp->sigmask;
+
+	/* No handler may run this beside (under) its own run here. */
+	m_set_sigmask(mp, ~(uint64_t)0);
+	stand_in_run();
+	mp->stand_in = true;
+	atomic_signal_fence(memory_order_seq_cst);
+	/* What came meanwhile is delivered now, to a handler that finds the
+	 * M standing in. */
+	m_set_sigmask(mp, idle);
+}
+
+void sysmon_stand_in_end(struct m *mp)
+{
+	mp->stand_in = false;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
 void sysmon_wake(void)
 {
-	note_wakeup(&wake);
+	struct g *gp;
+
+	if (atomic_load_explicit(&running, memory_order_acquire)) {
+		note_wakeup(&wake);
+		return;
+	}
+	/* Only a handler runs on an M between sysmon_stand_in and its end,
+	 * and every signal is blocked in it. */
+	gp = getg();
+	if (gp && gp->is_g0 && gp->m && gp->m->stand_in) {
+		gp->m->stand_in = false;
+		stand_in_run();
+		gp->m->stand_in = true;
+	}
 }
 
 /*
@@ -486,7 +547,7 @@ void sysmon_start(void)
 void sysmon_ensure(void)
 {
 	if (!atomic_load_explicit(&running, memory_order_relaxed))
-		sysmon_start();
+		fork_resume();
 }
 
 /* In the child of fork the thread is gone: the first goroutine the child
