@@ -1,4 +1,5 @@
-# goshim: `make` builds build/libgoshim.so; `make check` builds and runs
+# goshim: `make` builds build/libgoshim.so and what scripts/goshim runs
+# beside it (procsample, net_load, the bundled servers); `make check` builds and runs
 # every test (unit tests with check, then each program in tests/progs
 # natively and under the library).
 
@@ -114,6 +115,7 @@ $(B)/tests/servers/%: tests/servers/%.c
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@ -pthread
 
 tools: $(B)/libgoshim.so $(TOOL_BINS)
+all: tools
 
 # Every test program runs under tests/watchdog.py: past its bound (sized
 # for a slow, loaded 2-CPU machine) it says what hung, is killed, and the
