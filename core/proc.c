@@ -1193,6 +1193,8 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->scope = attr->scope;
 	gp->req_stacksize = stacksize;
 	gp->attrs = attr->attrs;
+	atomic_store_explicit(&gp->rtprio, wire_rtprio(attr->attrs),
+			      memory_order_relaxed);
 	atomic_store(&gp->sigpending, 0);
 	gp->sigself = 0;
 	atomic_store(&gp->sigwait_set, 0);

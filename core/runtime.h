@@ -145,6 +145,10 @@ struct g {
 	struct thread_attrs *attrs;
 	int32_t pshared_holds;
 	pid_t own_tid;
+	/* Its real-time priority: SCHED_FIFO's or SCHED_RR's, 0 under the
+	 * other policies (wire.c keeps it). Wait queues wake the highest
+	 * first. */
+	_Atomic int rtprio;
 
 	/* sysmon asked it to yield (ran past its slice): checked where it
 	 * enters the runtime; cleared when it is scheduled */
