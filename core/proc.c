@@ -1089,6 +1089,16 @@ void g_free(struct g *gp)
 		p_unclaim(mp, prev);
 }
 
+/* gp's first step: a creator that waits for it (runfirst) goes on. */
+static void runfirst_done(struct g *gp)
+{
+	struct g *creator = gp->creator;
+
+	gp->creator = NULL;
+	atomic_store(&creator->runfirst_wait, false);
+	goready(creator);
+}
+
 static void g_entry(void *arg) __attribute__((noreturn));
 
 static void g_entry(void *arg)
@@ -1097,6 +1107,8 @@ static void g_entry(void *arg)
 	__pthread_unwind_buf_t ub;
 
 	tls_enter(gp);
+	if (gp->creator)
+		runfirst_done(gp);
 	if (atomic_load(&gp->sigpending))
 		gsignal_deliver(gp);
 	/* As glibc's start_thread: pthread_exit unwinds the stack (running
@@ -1132,9 +1144,10 @@ static void g_putback(struct g *gp)
 	rlock_unlock(&sched.gflock);
 }
 
+/* first: the caller runs gp itself (go_spawn), so it is queued nowhere. */
 static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
-			      const struct spawn_attr *attr, void **handle,
-			      int *err)
+			      const struct spawn_attr *attr, bool first,
+			      void **handle, int *err)
 {
 	struct g *me = getg();
 	size_t stacksize = attr->stacksize ? attr->stacksize
@@ -1195,6 +1208,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->attrs = attr->attrs;
 	atomic_store_explicit(&gp->rtprio, wire_rtprio(attr->attrs),
 			      memory_order_relaxed);
+	gp->creator = NULL;
 	atomic_store(&gp->sigpending, 0);
 	gp->sigself = 0;
 	atomic_store(&gp->sigwait_set, 0);
@@ -1235,6 +1249,9 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	*handle = gp->tcb;
 	TRACE(trace_gocreate(gp, me));
 	atomic_store(&gp->status, G_RUNNABLE);
+	*err = 0;
+	if (first)
+		return gp;
 	if (pp) {
 		runqput(pp, gp, true);
 	} else {
@@ -1243,7 +1260,6 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 		rlock_unlock(&sched.lock);
 	}
 	wakep();
-	*err = 0;
 	return gp;
 }
 
@@ -1271,23 +1287,74 @@ static void mexit(struct m *mp)
 		note_sleep(&mp->park); /* nobody wakes it */
 }
 
+/* park_m's unlockf for a creator that waits for its new goroutine (go_spawn):
+ * the new one is queued only now, so that it cannot run and ready its
+ * creator before the creator has left its M. */
+static bool runfirst_queue(struct g *creator, void *arg)
+{
+	struct m *mp = getg()->m;
+	struct g *gp = arg;
+
+	(void)creator;
+	if (mp->p) {
+		runqput_first(mp->p, gp);
+	} else { /* taken by sysmon: schedule() finds another */
+		rlock_lock(&sched.lock);
+		globrunqput(gp);
+		rlock_unlock(&sched.lock);
+	}
+	return true;
+}
+
+/*
+ * The creator waits until gp has begun to run, as the kernel preempts it
+ * for a thread of a higher real-time priority: gp goes in runnext and its
+ * first step readies the creator (g_entry), which then runs next on that
+ * P. An unwired creator's M runs gp itself (and is wired to it if gp's
+ * values say so); a wired one hands its P on.
+ */
+static void runfirst(struct g *me, struct g *gp)
+{
+	atomic_store(&me->runfirst_wait, true);
+	gp->creator = me;
+	gopark(runfirst_queue, gp, "thread create");
+	while (atomic_load(&me->runfirst_wait))
+		gopark(NULL, NULL, "thread create"); /* a spurious wakeup */
+}
+
 struct g *go_spawn(void *(*fn)(void *), void *arg,
 		   const struct spawn_attr *attr, void **handle, int *err)
 {
 	struct g *me = getg();
 	struct m *mp = me ? me->m : NULL;
 	uint32_t prev = MP_RUNTIME;
+	/* A real-time priority above the creator's: natively the kernel
+	 * runs the new thread before pthread_create returns (on the
+	 * creator's CPU). */
+	bool first = on_goroutine() && me->in_sighandler == 0 &&
+		     wire_rtprio(attr->attrs) >
+			     atomic_load_explicit(&me->rtprio,
+						  memory_order_relaxed);
 	struct g *gp = go_spawn_on(mp ? p_claim(mp, &prev) : NULL, fn, arg,
-				   attr, handle, err);
+				   attr, first, handle, err);
 	if (mp)
 		p_unclaim(mp, prev);
-	/* A runtime entry: sysmon asked this goroutine to yield (a loop
-	 * that creates threads lives in goshim, where no signal stops it). */
-	if (prev == MP_USER &&
-	    atomic_load_explicit(&me->preempt, memory_order_relaxed))
+	if (gp && first) {
+		runfirst(me, gp);
+	} else if (prev == MP_USER &&
+		   atomic_load_explicit(&me->preempt, memory_order_relaxed)) {
+		/* A runtime entry: sysmon asked this goroutine to yield (a
+		 * loop that creates threads lives in goshim, where no signal
+		 * stops it). */
 		gopreempt();
-	else if (chaos())
-		chaos_yield(); /* the new goroutine may run first */
+	} else if (chaos() &&
+		   !(on_goroutine() &&
+		     atomic_load_explicit(&me->rtprio, memory_order_relaxed))) {
+		/* The new goroutine may run first; not before a real-time
+		 * creator it does not outrank, which the kernel would keep
+		 * on its CPU (it may still run at once on another P). */
+		chaos_yield();
+	}
 	return gp;
 }
 

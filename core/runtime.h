@@ -147,8 +147,12 @@ struct g {
 	pid_t own_tid;
 	/* Its real-time priority: SCHED_FIFO's or SCHED_RR's, 0 under the
 	 * other policies (wire.c keeps it). Wait queues wake the highest
-	 * first. */
+	 * first, and a new thread above its creator runs first. */
 	_Atomic int rtprio;
+	/* A creator that waits until the new goroutine runs (go_spawn):
+	 * the new one's creator, and the creator's flag, cleared then. */
+	struct g *creator;
+	_Atomic bool runfirst_wait;
 
 	/* sysmon asked it to yield (ran past its slice): checked where it
 	 * enters the runtime; cleared when it is scheduled */
@@ -632,6 +636,8 @@ ptrdiff_t tls_g_offset(void);
 
 /* ---- runq.c ---- */
 void runqput(struct p *pp, struct g *gp, bool next);
+/* gp into runnext whatever chaos says: it must run next on pp. */
+void runqput_first(struct p *pp, struct g *gp);
 struct g *runqget(struct p *pp, bool *inherit_time);
 bool runqempty(struct p *pp);
 struct g *runqsteal(struct p *pp, struct p *victim, bool steal_runnext);
