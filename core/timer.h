@@ -74,13 +74,13 @@ enum { W_WAITING, W_WOKEN, W_TIMEDOUT, W_PREPARED, W_CLAIMED };
 struct waiter {
 	struct g *g; /* NULL: a thread the runtime did not create */
 	_Atomic uint32_t state;
+	int prio; /* its goroutine's rtprio when it queued */
 	struct timer timer;
 	const void *key;     /* address it waits on (sema.c) */
 	uint32_t ticket;     /* notify list ticket (sema.c) */
 	bool acquiring;	     /* in sema_acquire: counted in nwait */
 	bool handoff;	     /* sema_release passed the count directly */
 	bool queued;	     /* on a waitq */
-	int prio;	     /* its goroutine's rtprio when it queued */
 	struct waiter *next; /* for the queue the waiter sits on */
 };
 
