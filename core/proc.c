@@ -653,6 +653,16 @@ static void resetspinning(struct m *mp)
 	wakep();
 }
 
+static void resume_stepped_aside(struct g *gp)
+{
+	struct g *w = atomic_exchange(&gp->resume_on_run, NULL);
+
+	if (w) {
+		atomic_store(&w->stepped_aside, false);
+		goready(w);
+	}
+}
+
 static void execute(struct m *mp, struct g *gp, bool inherit_time)
 {
 	mp->curg = gp;
@@ -666,6 +676,9 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 		arch_cpu_relax();
 	}
 	TRACE(trace_gostart(gp, mp->p));
+	/* A goroutine that stepped aside for this one goes on next. */
+	if (__builtin_expect(atomic_load(&gp->resume_on_run) != NULL, 0))
+		resume_stepped_aside(gp);
 	m_set_sigmask(mp, gp->sigmask);
 	m_set_altstack(mp, &gp->altstack);
 	if (__builtin_expect(gp->attrs != NULL, 0))
@@ -929,6 +942,10 @@ void goready(struct g *gp)
 		    !atomic_exchange(&gp->ready_permit, false))
 			return;
 	}
+	if (me && !me->is_g0 &&
+	    atomic_load_explicit(&gp->rtprio, memory_order_relaxed) >
+		    atomic_load_explicit(&me->rtprio, memory_order_relaxed))
+		me->outranked_by = gp;
 	/* Chaos: runnable, on no queue yet, for longer. */
 	if (chaos())
 		chaos_delay();
@@ -997,6 +1014,43 @@ static struct g *goyield_m(struct g *gp)
 void goyield(void)
 {
 	mcall(goyield_m);
+}
+
+/*
+ * The caller waits until h, which it readied, has run: h's execute
+ * readies it. A CAS on h's slot, then a look at h's status, against
+ * execute's status store, then a look at the slot: either the caller
+ * sees h running (and takes its slot back, or execute got there first
+ * and readies it), or execute sees the caller.
+ */
+void rt_yield_slow(void)
+{
+	struct g *gp = getg();
+	struct g *h = gp->outranked_by, *none = NULL, *self = gp;
+
+	gp->outranked_by = NULL;
+	if (gp->is_g0 || gp->in_sighandler)
+		return;
+	/* Not from inside the runtime or a system call (a libc function
+	 * calling an interposer). */
+	uint32_t st = atomic_load_explicit(&gp->m->pstate,
+					   memory_order_relaxed);
+	if (st != MP_USER && st != MP_LOST)
+		return;
+	atomic_store(&gp->stepped_aside, true);
+	if (!atomic_compare_exchange_strong(&h->resume_on_run, &none, gp)) {
+		/* Another waits for h already: queue behind it. */
+		atomic_store(&gp->stepped_aside, false);
+		goyield();
+		return;
+	}
+	if ((atomic_load(&h->status) & ~G_SCAN) != G_RUNNABLE &&
+	    atomic_compare_exchange_strong(&h->resume_on_run, &self, NULL)) {
+		atomic_store(&gp->stepped_aside, false);
+		return; /* it runs already */
+	}
+	while (atomic_load(&gp->stepped_aside))
+		gopark(NULL, NULL, "preempted");
 }
 
 /* ---- goroutine life ----------------------------------------------------- */
@@ -1089,16 +1143,6 @@ void g_free(struct g *gp)
 		p_unclaim(mp, prev);
 }
 
-/* gp's first step: a creator that waits for it (runfirst) goes on. */
-static void runfirst_done(struct g *gp)
-{
-	struct g *creator = gp->creator;
-
-	gp->creator = NULL;
-	atomic_store(&creator->runfirst_wait, false);
-	goready(creator);
-}
-
 static void g_entry(void *arg) __attribute__((noreturn));
 
 static void g_entry(void *arg)
@@ -1107,8 +1151,6 @@ static void g_entry(void *arg)
 	__pthread_unwind_buf_t ub;
 
 	tls_enter(gp);
-	if (gp->creator)
-		runfirst_done(gp);
 	if (atomic_load(&gp->sigpending))
 		gsignal_deliver(gp);
 	/* As glibc's start_thread: pthread_exit unwinds the stack (running
@@ -1208,7 +1250,9 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->attrs = attr->attrs;
 	atomic_store_explicit(&gp->rtprio, wire_rtprio(attr->attrs),
 			      memory_order_relaxed);
-	gp->creator = NULL;
+	gp->outranked_by = NULL;
+	atomic_store(&gp->resume_on_run, NULL);
+	atomic_store(&gp->stepped_aside, false);
 	atomic_store(&gp->sigpending, 0);
 	gp->sigself = 0;
 	atomic_store(&gp->sigwait_set, 0);
@@ -1308,17 +1352,17 @@ static bool runfirst_queue(struct g *creator, void *arg)
 
 /*
  * The creator waits until gp has begun to run, as the kernel preempts it
- * for a thread of a higher real-time priority: gp goes in runnext and its
- * first step readies the creator (g_entry), which then runs next on that
- * P. An unwired creator's M runs gp itself (and is wired to it if gp's
+ * for a thread of a higher real-time priority: gp goes in runnext, and
+ * as it starts the creator is readied (execute), to run next on that P.
+ * An unwired creator's M runs gp itself (and is wired to it if gp's
  * values say so); a wired one hands its P on.
  */
 static void runfirst(struct g *me, struct g *gp)
 {
-	atomic_store(&me->runfirst_wait, true);
-	gp->creator = me;
+	atomic_store(&me->stepped_aside, true);
+	atomic_store(&gp->resume_on_run, me);
 	gopark(runfirst_queue, gp, "thread create");
-	while (atomic_load(&me->runfirst_wait))
+	while (atomic_load(&me->stepped_aside))
 		gopark(NULL, NULL, "thread create"); /* a spurious wakeup */
 }
 
@@ -1347,13 +1391,8 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 		 * loop that creates threads lives in goshim, where no signal
 		 * stops it). */
 		gopreempt();
-	} else if (chaos() &&
-		   !(on_goroutine() &&
-		     atomic_load_explicit(&me->rtprio, memory_order_relaxed))) {
-		/* The new goroutine may run first; not before a real-time
-		 * creator it does not outrank, which the kernel would keep
-		 * on its CPU (it may still run at once on another P). */
-		chaos_yield();
+	} else if (chaos()) {
+		chaos_yield(); /* the new goroutine may run first */
 	}
 	return gp;
 }

@@ -287,8 +287,10 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 	if (w) {
 		waiter_deliver(w);
 		/* Starvation mode: let the new owner run now (Go's goyield). */
-		if (yield && on_goroutine())
+		if (yield && on_goroutine()) {
+			getg()->outranked_by = NULL; /* this is that yield */
 			goyield();
+		}
 	}
 }
 

@@ -5,7 +5,9 @@
 // process is pinned to one CPU and main runs above every waiter, so each
 // release is seen in turn: main lets one waiter go, sleeps, and the
 // waiter records itself. Each waiter is created and blocked before the
-// next one exists, so the blocking order is the creation order.
+// next one exists, so the blocking order is the creation order. Then a
+// waker below the thread it wakes (a mutex unlock, a cond signal) is
+// preempted at once: the woken thread runs before the waker's next step.
 // GOMAXPROCS=1, as the pinning gives it: more Ps than CPUs would let
 // base-policy Ms that look for work compete with the waiters' Ms.
 //
@@ -218,6 +220,100 @@ static void run_rwlock(void)
 	finish("rwlock writers", t);
 }
 
+/* A low thread (10) wakes a high one (20): "high" comes before "low". */
+static sem_t go;
+static const char *steps[2];
+static atomic_int nsteps;
+
+static void step(const char *what)
+{
+	steps[atomic_fetch_add(&nsteps, 1)] = what;
+}
+
+static void *low_waker(void *arg)
+{
+	(void)arg;
+	if (kind == K_MUTEX)
+		check(pthread_mutex_lock(&mu), "pthread_mutex_lock");
+	atomic_fetch_add(&arrived, 1);
+	while (sem_wait(&go) != 0)
+		check(errno == EINTR ? 0 : errno, "sem_wait");
+	if (kind == K_MUTEX) {
+		check(pthread_mutex_unlock(&mu), "pthread_mutex_unlock");
+	} else {
+		check(pthread_mutex_lock(&cmu), "pthread_mutex_lock");
+		check(pthread_cond_signal(&cv), "pthread_cond_signal");
+		check(pthread_mutex_unlock(&cmu), "pthread_mutex_unlock");
+	}
+	step("low");
+	return NULL;
+}
+
+static void *high_woken(void *arg)
+{
+	(void)arg;
+	if (kind == K_MUTEX) {
+		atomic_fetch_add(&arrived, 1);
+		check(pthread_mutex_lock(&mu), "pthread_mutex_lock");
+		check(pthread_mutex_unlock(&mu), "pthread_mutex_unlock");
+	} else {
+		check(pthread_mutex_lock(&cmu), "pthread_mutex_lock");
+		atomic_fetch_add(&arrived, 1);
+		check(pthread_cond_wait(&cv, &cmu), "pthread_cond_wait");
+		check(pthread_mutex_unlock(&cmu), "pthread_mutex_unlock");
+	}
+	step("high");
+	return NULL;
+}
+
+static pthread_t create_fifo(int prio, void *(*fn)(void *))
+{
+	pthread_attr_t a;
+	pthread_t t;
+	struct sched_param sp = { .sched_priority = prio };
+
+	check(pthread_attr_init(&a), "pthread_attr_init");
+	check(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED),
+	      "pthread_attr_setinheritsched");
+	check(pthread_attr_setschedpolicy(&a, SCHED_FIFO),
+	      "pthread_attr_setschedpolicy");
+	check(pthread_attr_setschedparam(&a, &sp),
+	      "pthread_attr_setschedparam");
+	check(pthread_create(&t, &a, fn, NULL), "pthread_create");
+	pthread_attr_destroy(&a);
+	return t;
+}
+
+static void run_preempt(enum kind k, const char *what)
+{
+	pthread_t lo, hi;
+
+	kind = k;
+	atomic_store(&arrived, 0);
+	atomic_store(&nsteps, 0);
+	if (sem_init(&go, 0, 0) != 0) {
+		perror("sem_init");
+		exit(1);
+	}
+	lo = create_fifo(10, low_waker);
+	wait_count(&arrived, 1, "low arrive");
+	hi = create_fifo(20, high_woken);
+	wait_count(&arrived, 2, "high arrive");
+	sleep_ms(20);
+	if (sem_post(&go) != 0) {
+		perror("sem_post");
+		exit(1);
+	}
+	check(pthread_join(lo, NULL), "pthread_join");
+	check(pthread_join(hi, NULL), "pthread_join");
+	printf("%s: %s %s\n", what, steps[0], steps[1]);
+	if (strcmp(steps[0], "high") != 0) {
+		fprintf(stderr, "%s: the waker was not preempted\n", what);
+		failures++;
+	}
+	sem_destroy(&go);
+}
+
 /* The whole process on the first CPU it may use. */
 static void pin(void)
 {
@@ -254,5 +350,7 @@ int main(void)
 	run_cond();
 	run_sem();
 	run_rwlock();
+	run_preempt(K_MUTEX, "mutex unlock by a lower thread");
+	run_preempt(K_COND, "cond signal by a lower thread");
 	return failures != 0;
 }
