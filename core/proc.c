@@ -1880,6 +1880,8 @@ void sched_fork_child(struct g *gp)
 	atomic_store(&gp->jlock.v, 0);
 	gp->joiner = NULL;
 	gp->waitreason = NULL;
+	/* ...and any it woke: it steps aside for nobody. */
+	gp->outranked_by = NULL;
 	mp->curg = gp;
 	acquirep(mp, allp[0]);
 	atomic_store(&gp->status, G_RUNNING);
