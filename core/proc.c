@@ -1186,7 +1186,7 @@ static void g_putback(struct g *gp)
 	rlock_unlock(&sched.gflock);
 }
 
-/* first: the caller runs gp itself (go_spawn), so it is queued nowhere. */
+/* first: go_spawn queues gp itself, as its caller steps aside (runfirst). */
 static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 			      const struct spawn_attr *attr, bool first,
 			      void **handle, int *err)
