@@ -76,8 +76,11 @@ void chaos_yield(void)
 
 	/* Not on g0 or a foreign thread; not inside a signal handler, whose
 	 * interrupted code may hold a runtime lock; not from inside the
-	 * runtime or a system call (a libc function calling an interposer). */
-	if (gp == NULL || gp->is_g0 || gp->in_sighandler)
+	 * runtime or a system call (a libc function calling an interposer);
+	 * not a real-time goroutine, whose CPU the kernel takes only for a
+	 * higher one (a yield would let lower ones in). */
+	if (gp == NULL || gp->is_g0 || gp->in_sighandler ||
+	    atomic_load_explicit(&gp->rtprio, memory_order_relaxed))
 		return;
 	uint32_t st = atomic_load_explicit(&gp->m->pstate,
 					   memory_order_relaxed);

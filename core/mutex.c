@@ -322,6 +322,7 @@ static void unlock_slow(_Atomic uint32_t *state, _Atomic uint32_t *sema,
 		new = (old - M_WAITER) | M_WOKEN;
 		if (atomic_compare_exchange_weak(state, &old, new)) {
 			sema_release(sema, false);
+			rt_yield();
 			return;
 		}
 	}

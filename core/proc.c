@@ -677,6 +677,16 @@ static void resetspinning(struct m *mp)
 	wakep();
 }
 
+static void resume_stepped_aside(struct g *gp)
+{
+	struct g *w = atomic_exchange(&gp->resume_on_run, NULL);
+
+	if (w) {
+		atomic_store(&w->stepped_aside, false);
+		goready(w);
+	}
+}
+
 static void execute(struct m *mp, struct g *gp, bool inherit_time)
 {
 	mp->curg = gp;
@@ -690,6 +700,9 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 		arch_cpu_relax();
 	}
 	TRACE(trace_gostart(gp, mp->p));
+	/* A goroutine that stepped aside for this one goes on next. */
+	if (__builtin_expect(atomic_load(&gp->resume_on_run) != NULL, 0))
+		resume_stepped_aside(gp);
 	m_set_sigmask(mp, gp->sigmask);
 	m_set_altstack(mp, &gp->altstack);
 	if (__builtin_expect(gp->attrs != NULL, 0))
@@ -953,6 +966,10 @@ void goready(struct g *gp)
 		    !atomic_exchange(&gp->ready_permit, false))
 			return;
 	}
+	if (me && !me->is_g0 &&
+	    atomic_load_explicit(&gp->rtprio, memory_order_relaxed) >
+		    atomic_load_explicit(&me->rtprio, memory_order_relaxed))
+		me->outranked_by = gp;
 	/* Chaos: runnable, on no queue yet, for longer. */
 	if (chaos())
 		chaos_delay();
@@ -1027,6 +1044,43 @@ static struct g *goyield_m(struct g *gp)
 void goyield(void)
 {
 	mcall(goyield_m);
+}
+
+/*
+ * The caller waits until h, which it readied, has run: h's execute
+ * readies it. A CAS on h's slot, then a look at h's status, against
+ * execute's status store, then a look at the slot: either the caller
+ * sees h running (and takes its slot back, or execute got there first
+ * and readies it), or execute sees the caller.
+ */
+void rt_yield_slow(void)
+{
+	struct g *gp = getg();
+	struct g *h = gp->outranked_by, *none = NULL, *self = gp;
+
+	gp->outranked_by = NULL;
+	if (gp->is_g0 || gp->in_sighandler)
+		return;
+	/* Not from inside the runtime or a system call (a libc function
+	 * calling an interposer). */
+	uint32_t st = atomic_load_explicit(&gp->m->pstate,
+					   memory_order_relaxed);
+	if (st != MP_USER && st != MP_LOST)
+		return;
+	atomic_store(&gp->stepped_aside, true);
+	if (!atomic_compare_exchange_strong(&h->resume_on_run, &none, gp)) {
+		/* Another waits for h already: queue behind it. */
+		atomic_store(&gp->stepped_aside, false);
+		goyield();
+		return;
+	}
+	if ((atomic_load(&h->status) & ~G_SCAN) != G_RUNNABLE &&
+	    atomic_compare_exchange_strong(&h->resume_on_run, &self, NULL)) {
+		atomic_store(&gp->stepped_aside, false);
+		return; /* it runs already */
+	}
+	while (atomic_load(&gp->stepped_aside))
+		gopark(NULL, NULL, "preempted");
 }
 
 /* ---- goroutine life ----------------------------------------------------- */
@@ -1162,9 +1216,10 @@ static void g_putback(struct g *gp)
 	rlock_unlock(&sched.gflock);
 }
 
+/* first: go_spawn queues gp itself, as its caller steps aside (runfirst). */
 static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
-			      const struct spawn_attr *attr, void **handle,
-			      int *err)
+			      const struct spawn_attr *attr, bool first,
+			      void **handle, int *err)
 {
 	struct g *me = getg();
 	size_t stacksize = attr->stacksize ? attr->stacksize
@@ -1223,6 +1278,11 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	gp->scope = attr->scope;
 	gp->req_stacksize = stacksize;
 	gp->attrs = attr->attrs;
+	atomic_store_explicit(&gp->rtprio, wire_rtprio(attr->attrs),
+			      memory_order_relaxed);
+	gp->outranked_by = NULL;
+	atomic_store(&gp->resume_on_run, NULL);
+	atomic_store(&gp->stepped_aside, false);
 	atomic_store(&gp->sigpending, 0);
 	gp->sigself = 0;
 	atomic_store(&gp->sigwait_set, 0);
@@ -1263,6 +1323,9 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	*handle = gp->tcb;
 	TRACE(trace_gocreate(gp, me));
 	atomic_store(&gp->status, G_RUNNABLE);
+	*err = 0;
+	if (first)
+		return gp;
 	if (pp) {
 		runqput(pp, gp, true);
 	} else {
@@ -1271,7 +1334,6 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 		rlock_unlock(&sched.lock);
 	}
 	wakep();
-	*err = 0;
 	return gp;
 }
 
@@ -1299,23 +1361,69 @@ static void mexit(struct m *mp)
 		note_sleep(&mp->park); /* nobody wakes it */
 }
 
+/* park_m's unlockf for a creator that waits for its new goroutine (go_spawn):
+ * the new one is queued only now, so that it cannot run and ready its
+ * creator before the creator has left its M. */
+static bool runfirst_queue(struct g *creator, void *arg)
+{
+	struct m *mp = getg()->m;
+	struct g *gp = arg;
+
+	(void)creator;
+	if (mp->p) {
+		runqput_first(mp->p, gp);
+	} else { /* taken by sysmon: schedule() finds another */
+		rlock_lock(&sched.lock);
+		globrunqput(gp);
+		rlock_unlock(&sched.lock);
+	}
+	return true;
+}
+
+/*
+ * The creator waits until gp has begun to run, as the kernel preempts it
+ * for a thread of a higher real-time priority: gp goes in runnext, and
+ * as it starts the creator is readied (execute), to run next on that P.
+ * An unwired creator's M runs gp itself (and is wired to it if gp's
+ * values say so); a wired one hands its P on.
+ */
+static void runfirst(struct g *me, struct g *gp)
+{
+	atomic_store(&me->stepped_aside, true);
+	atomic_store(&gp->resume_on_run, me);
+	gopark(runfirst_queue, gp, "thread create");
+	while (atomic_load(&me->stepped_aside))
+		gopark(NULL, NULL, "thread create"); /* a spurious wakeup */
+}
+
 struct g *go_spawn(void *(*fn)(void *), void *arg,
 		   const struct spawn_attr *attr, void **handle, int *err)
 {
 	struct g *me = getg();
 	struct m *mp = me ? me->m : NULL;
 	uint32_t prev = MP_RUNTIME;
+	/* A real-time priority above the creator's: natively the kernel
+	 * runs the new thread before pthread_create returns (on the
+	 * creator's CPU). */
+	bool first = on_goroutine() && me->in_sighandler == 0 &&
+		     wire_rtprio(attr->attrs) >
+			     atomic_load_explicit(&me->rtprio,
+						  memory_order_relaxed);
 	struct g *gp = go_spawn_on(mp ? p_claim(mp, &prev) : NULL, fn, arg,
-				   attr, handle, err);
+				   attr, first, handle, err);
 	if (mp)
 		p_unclaim(mp, prev);
-	/* A runtime entry: sysmon asked this goroutine to yield (a loop
-	 * that creates threads lives in goshim, where no signal stops it). */
-	if (prev == MP_USER &&
-	    atomic_load_explicit(&me->preempt, memory_order_relaxed))
+	if (gp && first) {
+		runfirst(me, gp);
+	} else if (prev == MP_USER &&
+		   atomic_load_explicit(&me->preempt, memory_order_relaxed)) {
+		/* A runtime entry: sysmon asked this goroutine to yield (a
+		 * loop that creates threads lives in goshim, where no signal
+		 * stops it). */
 		gopreempt();
-	else if (chaos())
+	} else if (chaos()) {
 		chaos_yield(); /* the new goroutine may run first */
+	}
 	return gp;
 }
 
@@ -1802,6 +1910,8 @@ void sched_fork_child(struct g *gp)
 	atomic_store(&gp->jlock.v, 0);
 	gp->joiner = NULL;
 	gp->waitreason = NULL;
+	/* ...and any it woke: it steps aside for nobody. */
+	gp->outranked_by = NULL;
 	mp->curg = gp;
 	acquirep(mp, allp[0]);
 	atomic_store(&gp->status, G_RUNNING);

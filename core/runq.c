@@ -69,10 +69,8 @@ static bool runq_append(struct p *pp, struct g *gp, uint32_t head,
 	return true;
 }
 
-void runqput(struct p *pp, struct g *gp, bool next)
+static void runq_put(struct p *pp, struct g *gp, bool next)
 {
-	if (chaos() && chaos_one_in(4))
-		next = !next;
 	if (next) {
 		struct g *old = LOAD_RLX(pp->runnext);
 		while (!atomic_compare_exchange_weak_explicit(
@@ -92,6 +90,18 @@ void runqput(struct p *pp, struct g *gp, bool next)
 		if (runqputslow(pp, gp, head, tail))
 			return;
 	}
+}
+
+void runqput(struct p *pp, struct g *gp, bool next)
+{
+	if (chaos() && chaos_one_in(4))
+		next = !next;
+	runq_put(pp, gp, next);
+}
+
+void runqput_first(struct p *pp, struct g *gp)
+{
+	runq_put(pp, gp, true);
 }
 
 struct g *runqget(struct p *pp, bool *inherit_time)

@@ -145,6 +145,18 @@ struct g {
 	struct thread_attrs *attrs;
 	int32_t pshared_holds;
 	pid_t own_tid;
+	/* Its real-time priority: SCHED_FIFO's or SCHED_RR's, 0 under the
+	 * other policies (wire.c keeps it). Wait queues wake the highest
+	 * first, and a new thread above its creator runs first. */
+	_Atomic int rtprio;
+	/* Stepping aside for a goroutine of a higher rtprio, as the kernel
+	 * preempts a thread for it: outranked_by, the one it readied (its
+	 * wake then ends in rt_yield); resume_on_run, the goroutine that
+	 * waits until this one runs (execute readies it); stepped_aside,
+	 * set while this one waits so. */
+	struct g *outranked_by;
+	_Atomic(struct g *) resume_on_run;
+	_Atomic bool stepped_aside;
 
 	/* sysmon asked it to yield (ran past its slice): checked where it
 	 * enters the runtime; cleared when it is scheduled */
@@ -494,6 +506,17 @@ void go_exit(void *retval) __attribute__((noreturn));
 void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 	    const char *reason);
 void goready(struct g *gp);
+/* After a wake that readied a goroutine of a higher real-time priority
+ * than the caller's: the caller yields to it, as the kernel preempts a
+ * thread for a higher one it wakes on its CPU (not in a signal handler,
+ * whose interrupted code may hold a runtime lock). */
+void rt_yield_slow(void);
+static inline void rt_yield(void)
+{
+	struct g *gp = g_current;
+	if (__builtin_expect(gp != NULL && gp->outranked_by != NULL, 0))
+		rt_yield_slow();
+}
 void gosched(void);  /* yield: to the global queue (sched_yield) */
 void goyield(void);  /* yield: to the tail of the local queue */
 void gopreempt(void); /* preempted by sysmon's signal: as gosched */
@@ -644,6 +667,8 @@ ptrdiff_t tls_g_offset(void);
 
 /* ---- runq.c ---- */
 void runqput(struct p *pp, struct g *gp, bool next);
+/* gp into runnext whatever chaos says: it must run next on pp. */
+void runqput_first(struct p *pp, struct g *gp);
 struct g *runqget(struct p *pp, bool *inherit_time);
 bool runqempty(struct p *pp);
 struct g *runqsteal(struct p *pp, struct p *victim, bool steal_runnext);

@@ -287,8 +287,10 @@ void sema_release(_Atomic uint32_t *addr, bool handoff)
 	if (w) {
 		waiter_deliver(w);
 		/* Starvation mode: let the new owner run now (Go's goyield). */
-		if (yield && on_goroutine())
+		if (yield && on_goroutine()) {
+			getg()->outranked_by = NULL; /* this is that yield */
 			goyield();
+		}
 	}
 }
 
@@ -476,6 +478,19 @@ bool notify_cancel(struct waiter *w)
 	return claimed;
 }
 
+/* A waiter queued after w (a lower priority) holds an older ticket that
+ * is not granted yet: w is woken out of ticket order, and the tickets
+ * below its own must stay ungranted for the waiters that hold them. */
+static bool older_queued(const struct waiter *w, const void *wait,
+			 uint32_t notify)
+{
+	for (const struct waiter *o = w->next; o; o = o->next)
+		if (o->key == wait && !granted(o->ticket, notify) &&
+		    granted(o->ticket, w->ticket))
+			return true;
+	return false;
+}
+
 bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 {
 	struct bucket *b = bucket_of(wait);
@@ -494,10 +509,14 @@ bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 			pp = &w->next;
 			continue;
 		}
-		/* The oldest ticket still queued: the tickets before it
-		 * belong to waiters that left; grant them with it. */
+		/* The first ticket still queued, highest priority first: the
+		 * tickets before it belong to waiters that left, unless it
+		 * is a real-time waiter's that goes ahead of older ones;
+		 * grant them with it. */
+		bool ahead = w->prio > 0 && older_queued(w, wait, nt);
 		waitq_unlink(&b->q, pp, prev);
-		nt = w->ticket + 1;
+		if (!ahead)
+			nt = w->ticket + 1;
 		st = claim(w);
 		if (st != W_TIMEDOUT)
 			break;

@@ -323,6 +323,9 @@ void waiter_init(struct waiter *w)
 {
 	struct g *gp = getg();
 	w->g = gp && !gp->is_g0 ? gp : NULL;
+	w->prio = w->g ? atomic_load_explicit(&gp->rtprio,
+					      memory_order_relaxed)
+		       : 0;
 	atomic_store(&w->state, W_WAITING);
 	w->acquiring = false;
 	atomic_store(&w->timer.heap, NULL);

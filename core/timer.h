@@ -74,6 +74,7 @@ enum { W_WAITING, W_WOKEN, W_TIMEDOUT, W_PREPARED, W_CLAIMED };
 struct waiter {
 	struct g *g; /* NULL: a thread the runtime did not create */
 	_Atomic uint32_t state;
+	int prio; /* its goroutine's rtprio when it queued */
 	struct timer timer;
 	const void *key;     /* address it waits on (sema.c) */
 	uint32_t ticket;     /* notify list ticket (sema.c) */
@@ -83,16 +84,32 @@ struct waiter {
 	struct waiter *next; /* for the queue the waiter sits on */
 };
 
-/* A wait queue's list of waiters, oldest first; its owner's lock guards
- * it (sema.c's and futex.c's buckets). */
+/* A wait queue's list of waiters, highest priority first and oldest first
+ * among equals, as the kernel's futex queues wake real-time threads; its
+ * owner's lock guards it (sema.c's and futex.c's buckets). Without
+ * real-time waiters every priority is 0 and it is a FIFO. */
 struct waitq {
 	struct waiter *head, *tail;
 };
 
-/* Queue w last, or first (front: a waiter that waited already). */
+/* Queue w last, or first (front: a waiter that waited already), among the
+ * waiters of its priority. Only a real-time waiter that goes ahead of
+ * lower ones walks the list. */
 static inline void waitq_push(struct waitq *q, struct waiter *w, bool front)
 {
 	w->queued = true;
+	if (front ? q->head && q->head->prio > w->prio
+		  : q->tail && q->tail->prio < w->prio) {
+		struct waiter **pp = &q->head;
+		while (*pp && (front ? (*pp)->prio > w->prio
+				     : (*pp)->prio >= w->prio))
+			pp = &(*pp)->next;
+		w->next = *pp;
+		*pp = w;
+		if (w->next == NULL)
+			q->tail = w;
+		return;
+	}
 	if (front) {
 		w->next = q->head;
 		q->head = w;

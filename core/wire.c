@@ -25,6 +25,14 @@
 static size_t mask_bytes;
 static unsigned char *base_mask;
 static int base_policy, base_priority, base_nice;
+static int base_rtprio;
+
+/* A g.rtprio: the priority of a real-time policy, else 0 (below them). */
+static int rtprio_of(int policy, int priority)
+{
+	int p = policy & ~SCHED_RESET_ON_FORK;
+	return p == SCHED_FIFO || p == SCHED_RR ? priority : 0;
+}
 
 void wire_init(void)
 {
@@ -47,6 +55,10 @@ void wire_init(void)
 	SYS2(SYS_sched_getparam, 0, &sp);
 	base_priority = sp.sched_priority;
 	base_nice = 20 - (int)SYS2(SYS_getpriority, PRIO_PROCESS, 0);
+	base_rtprio = rtprio_of(base_policy, base_priority);
+	/* The caller becomes the main goroutine with its thread's values. */
+	if (on_goroutine())
+		atomic_store(&getg()->rtprio, base_rtprio);
 }
 
 void wire_new_m(void)
@@ -282,6 +294,11 @@ static int wire_set(struct g *gp, struct value *v)
 	}
 	value_store(a, v);
 	a->pending = tid == 0;
+	/* Natively the thread's place in wait queues it joins from now. */
+	if (v->kind == V_SCHED)
+		atomic_store_explicit(&gp->rtprio,
+				      rtprio_of(v->policy, v->priority),
+				      memory_order_relaxed);
 	if (gp == getg())
 		settle(gp);
 out:
@@ -449,6 +466,13 @@ static void robust_died(struct g *gp, pid_t tid)
 }
 
 /* ---- creation, running, ending ---- */
+
+int wire_rtprio(const struct thread_attrs *a)
+{
+	if (a == NULL || !a->has_sched)
+		return base_rtprio;
+	return rtprio_of(a->policy, a->priority);
+}
 
 struct thread_attrs *wire_inherit(struct g *creator)
 {

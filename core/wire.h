@@ -51,6 +51,8 @@ struct thread_attrs *wire_inherit(struct g *creator);
 int wire_explicit_sched(struct thread_attrs **a, int policy, int priority);
 /* The same for an affinity the attr carries (EINVAL: no usable CPU). */
 int wire_explicit_mask(struct thread_attrs **a, size_t len, const void *mask);
+/* The g.rtprio of a goroutine created with a (NULL: the process's). */
+int wire_rtprio(const struct thread_attrs *a);
 
 /*
  * Around a process-shared lock (core/README.md, invariant 5): the owner the kernel

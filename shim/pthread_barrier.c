@@ -68,6 +68,7 @@ GOSHIM_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 		atomic_store(&gb->round, round + 1);
 		spin_unlock(&gb->lock);
 		sema_wake(&gb->round, INT_MAX);
+		rt_yield();
 		ret = PTHREAD_BARRIER_SERIAL_THREAD;
 	} else {
 		spin_unlock(&gb->lock);

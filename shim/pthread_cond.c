@@ -136,6 +136,7 @@ GOSHIM_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 	if (gc == NULL)
 		return real.pthread_cond_signal(c);
 	notify_one(&gc->wait, &gc->notify);
+	rt_yield();
 	return 0;
 }
 
@@ -155,6 +156,7 @@ GOSHIM_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	       !atomic_compare_exchange_weak(&gc->bcast, &h, horizon))
 		;
 	notify_wake_granted(&gc->wait, horizon, 1);
+	rt_yield();
 	return 0;
 }
 

@@ -185,6 +185,7 @@ static void unlock_and_wake(struct grwlock *rw)
 		sema_wake(&rw->wseq, 1);
 	else if (w == WAKE_READERS)
 		sema_wake(&rw->rseq, INT_MAX);
+	rt_yield();
 }
 
 /* Under lock: take a read lock (0, EAGAIN), give up (ETIMEDOUT), or

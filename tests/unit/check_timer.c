@@ -5,6 +5,8 @@
  * P's timers move to P0, and a concurrent run (adders and deleters on
  * their own Ps against a thread running every P's timers) loses no timer,
  * fires none twice or after its deletion, and leaves timers_next exact.
+ * Also the wait queue list beside struct waiter: highest priority first,
+ * FIFO among equals, the tail kept.
  *
  * No runtime is started: the tests make their own Ps, and a fake g0 and M
  * per thread whose P says which heap timer_add uses.
@@ -282,6 +284,74 @@ START_TEST(concurrent_add_del_run)
 }
 END_TEST
 
+/* ---- struct waitq: highest priority first, FIFO among equals ---- */
+
+static void push(struct waitq *q, struct waiter *w, int prio, bool front)
+{
+	w->prio = prio;
+	waitq_push(q, w, front);
+}
+
+/* The queue's priorities in order, and its tail is the last one. */
+static void expect_order(struct waitq *q, struct waiter *ws, const char *want)
+{
+	char got[64] = "", *o = got;
+	struct waiter *last = NULL;
+
+	for (struct waiter *w = q->head; w; w = w->next) {
+		*o++ = (char)('a' + (w - ws));
+		last = w;
+	}
+	*o = 0;
+	ck_assert_str_eq(got, want);
+	ck_assert_ptr_eq(q->tail, last);
+}
+
+START_TEST(waitq_priority_order)
+{
+	struct waitq q = { 0 };
+	struct waiter w[9];
+
+	/* Priority 0 alone is a FIFO; a front push goes to the head. */
+	push(&q, &w[0], 0, false);
+	push(&q, &w[1], 0, false);
+	push(&q, &w[2], 0, true);
+	expect_order(&q, w, "cab");
+	/* Real-time waiters go ahead of lower ones, behind equal ones. */
+	push(&q, &w[3], 5, false);
+	push(&q, &w[4], 20, false);
+	push(&q, &w[5], 5, false);
+	expect_order(&q, w, "edfcab");
+	/* A front push goes first among its equals only. */
+	push(&q, &w[6], 5, true);
+	expect_order(&q, w, "egdfcab");
+	push(&q, &w[7], 1, true);
+	expect_order(&q, w, "egdfhcab");
+	push(&q, &w[8], 0, false);
+	expect_order(&q, w, "egdfhcabi");
+}
+END_TEST
+
+START_TEST(waitq_tail_follows)
+{
+	struct waitq q = { 0 };
+	struct waiter w[4];
+
+	/* A front push below every waiter goes last: the tail moves... */
+	push(&q, &w[0], 30, false);
+	push(&q, &w[1], 20, false);
+	push(&q, &w[2], 10, true);
+	expect_order(&q, w, "abc");
+	/* ...so a push at the back is linked after it. */
+	push(&q, &w[3], 10, false);
+	expect_order(&q, w, "abcd");
+	waitq_unlink(&q, &q.head, NULL);
+	expect_order(&q, w, "bcd");
+	waitq_unlink(&q, &w[2].next, &w[2]);
+	expect_order(&q, w, "bc");
+}
+END_TEST
+
 static Suite *timer_suite(void)
 {
 	Suite *s = suite_create("timer");
@@ -293,6 +363,11 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, delete_from_another_p);
 	tcase_add_test(tc, no_p_uses_p0);
 	tcase_add_test(tc, drain_moves_to_p0);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("waitq");
+	tcase_add_test(tc, waitq_priority_order);
+	tcase_add_test(tc, waitq_tail_follows);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("concurrent");
