@@ -170,11 +170,17 @@ compat:
 check:
 	scripts/deps.sh
 	$(MAKE) all
+	$(MAKE) layering
 	$(MAKE) unit
 	$(MAKE) progs
 	$(MAKE) tools-check
 	$(MAKE) diag
 	$(MAKE) ptree
+
+# The layers: no upward include, no core call of an exported name, shim's
+# reach into scheduler internals never growing (tests/layering/check.py).
+layering: all
+	python3 tests/layering/check.py $(B)
 
 # Process trees with goshim inherited by every process (shells, pipelines,
 # jobs, traps, kill, python subprocess, a Debian wrapper script, make -j2,
@@ -310,7 +316,7 @@ cross-aarch64:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tools unit progs diag check compat tools-check ptree demo stress asan \
+.PHONY: all tools unit progs diag check compat tools-check ptree layering demo stress asan \
 	valgrind bench \
 	bench-sync bench-net bench-sysmon cross-aarch64 clean
 .SECONDARY:

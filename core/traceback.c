@@ -37,8 +37,10 @@
 #include <string.h>
 #include <ucontext.h>
 #include "debug.h"
+#include "real.h"
 #include "runtime.h"
 #include "sys.h"
+#include "tls.h"
 
 #define MAX_FRAMES 64
 #define STR_(x) #x
@@ -90,8 +92,12 @@ static bool unw_load(void)
 		return st > 0;
 	cxa_demangle = (__typeof__(cxa_demangle))dlsym(RTLD_DEFAULT,
 						       "__cxa_demangle");
-	void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
+	/* The C library's dlopen, not the library's own (core calls no
+	 * interposer): then what the interposer adds, libunwind's TLS in
+	 * every goroutine. */
+	void *h = real.dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
 	if (h) {
+		tls_after_dlopen();
 		unw.init_local = (__typeof__(unw.init_local))dlsym(
 			h, STR(unw_init_local));
 		unw.init_local2 = (__typeof__(unw.init_local2))dlsym(
