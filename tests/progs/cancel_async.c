@@ -2,8 +2,12 @@
 // a pthread_mutex_lock wait (not a cancellation point: natively the cancel
 // signal unwinds it out of the futex wait), in a busy loop, and just as it
 // wakes from a sleep (50 cancels aimed at the moment a 20 ms nanosleep
-// ends). Every join returns PTHREAD_CANCELED; the mutex is not left held.
+// ends), and in a loop of write() calls (glibc's cancellable wrapper, which
+// waits after the call for a cancel signal it knows is coming: a request
+// that never arrives would hang it, and exit() after it). Every join
+// returns PTHREAD_CANCELED; the mutex is not left held.
 // goshim-test: shim-max-threads=GOMAXPROCS+4
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
@@ -46,6 +50,18 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+static int devnull;
+
+static void *writer(void *arg)
+{
+	(void)arg;
+	async();
+	for (;;)
+		if (write(devnull, "x", 1) != 1)
+			return NULL;
+	return NULL;
+}
+
 static int cancelled(void *(*fn)(void *), long delay_us)
 {
 	pthread_t t;
@@ -78,5 +94,11 @@ int main(void)
 	for (int i = 0; i < 50; i++)
 		n += cancelled(sleeper, 19000 + 40 * i);
 	printf("as it wakes from a sleep: %d of 50 cancelled\n", n);
+
+	devnull = open("/dev/null", O_WRONLY);
+	n = 0;
+	for (int i = 0; i < 20; i++)
+		n += cancelled(writer, 500 + 100 * i);
+	printf("in a write loop: %d of 20 cancelled\n", n);
 	return 0;
 }
