@@ -14,8 +14,9 @@
  * user code (pstate MP_USER, or MP_LOST when sysmon took its P while it
  * slept in the kernel or lived in libc), with its pc in the text of a
  * module that holds no lock of libc's or ours (the program and its own
- * libraries: not libc, ld.so, goshim, libgcc_s, libunwind, the vDSO), not
- * on a signal stack, with room on its stack. Otherwise it does nothing, and sysmon
+ * libraries: not libc, ld.so, goshim, libgcc_s, libunwind, the vDSO) or
+ * in code a JIT compiler made (anonymous executable memory), not on a
+ * signal stack, with room on its stack. Otherwise it does nothing, and sysmon
  * asks again. Runtime locks are taken only in goshim's and libc's text,
  * so a goroutine interrupted elsewhere holds none. The handler runs on
  * the goroutine's stack (no alternate stack unless the program asked for
