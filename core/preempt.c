@@ -225,11 +225,11 @@ static int range_cmp(const void *a, const void *b)
 
 /* A new map, not yet published, and in *unmaps text_unmaps as it was
  * before /proc/self/maps was read. Not in a signal handler:
- * dl_iterate_phdr takes the loader's lock. The modules are listed before
- * the mappings are read, so that a library the loader maps meanwhile is
- * never taken for anonymous code: its mappings are its file's, and its
- * code runs only once the loader has listed it, when the map is rebuilt
- * (its counters changed). */
+ * dl_iterate_phdr takes the loader's lock. A library the loader maps
+ * while this runs is never taken for anonymous code: its mappings are its
+ * file's (but for a segment's zero-filled tail, where no code runs); its
+ * code runs only once the loader has listed it, and its pcs,
+ * in no range of this map, make the next scan list it. */
 static struct text_map *text_scan(unsigned long *unmaps)
 {
 	struct text_build b = { .cap = 64 };
@@ -258,18 +258,26 @@ static void text_forget(struct text_map *m, uintptr_t lo, uintptr_t hi)
 					 __ATOMIC_SEQ_CST);
 }
 
-/* The old map is kept (the handler may be reading it): maps change only
- * when modules were loaded or JIT code appeared, so few are ever made. An
- * unmap that returned after the mappings were read, but did not see this
- * map, counted itself after them: then every anonymous range of this one
- * is doubtful and waits for the next scan. */
-static void text_publish(struct text_map *m, unsigned long unmaps)
+/* An unmap counted since the mappings were read may have taken code
+ * this map holds: then every anonymous range of it is doubtful and waits
+ * for the next scan. */
+static void text_doubt(struct text_map *m, unsigned long unmaps)
 {
-	atomic_store(&text, m);
 	if (m->anon && atomic_load(&text_unmaps) != unmaps) {
 		text_forget(m, 0, UINTPTR_MAX);
 		atomic_store(&text_stale, true);
 	}
+}
+
+/* The old map is kept (the handler may be reading it): maps change only
+ * when modules were loaded or JIT code appeared, so few are ever made.
+ * Looked at before and after: an unmap that counts itself after the
+ * second look finds this map when it looks for its range. */
+static void text_publish(struct text_map *m, unsigned long unmaps)
+{
+	text_doubt(m, unmaps);
+	atomic_store(&text, m);
+	text_doubt(m, unmaps);
 }
 
 static void text_build(void)

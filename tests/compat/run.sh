@@ -399,7 +399,7 @@ jvm_wait() {
 # its own native id (nid), and go on serving. Under goshim the server may
 # peak at 64 OS threads (natively it has one per connection).
 t_jvm_server() {
-	local m port pre sst quit nofile load
+	local m port pre sst quit nofile load i
 	jvm_need || { report jvm-server 0 "not run"; return; }
 	# net_load has a socket per connection; HotSpot raises its own limit.
 	nofile=$(ulimit -H -n)
@@ -438,6 +438,14 @@ t_jvm_server() {
 			note "$m" "EchoServer did not listen on $port: $(head -c 300 "$work/jvm.$m.err")"
 			kill "$server" 2>/dev/null || true
 		fi
+		# Its connections are all gone now: it ends (else, say, a
+		# client that never connected them all, it is told to).
+		for ((i = 0; i < 300; i++)); do
+			kill -0 "$server" 2>/dev/null &&
+				[[ $(awk '{ print $3 }' "/proc/$server/stat" 2>/dev/null) != Z ]] || break
+			sleep 0.1
+		done
+		kill "$server" 2>/dev/null || true
 		sst=0
 		wait "$server" || sst=$?
 		server=
