@@ -2,9 +2,10 @@
 # tests/compat/run.sh BUILD_DIR [NAME...]: the compatibility suite behind
 # `make compat`. tests/progs holds programs written for goshim's tests; this
 # runs real, unmodified multi-threaded programs from Debian (pigz, sysbench,
-# GNU sort, memcached, zstd, CPython) and small clients of real libraries
-# (libstdc++ threads, OpenSSL, libcurl, memcached's protocol), each
-# natively and then with LD_PRELOAD=libgoshim.so, and checks what each
+# GNU sort, memcached, zstd, CPython, OpenJDK's JVM) and small clients of
+# real libraries (libstdc++ threads, OpenSSL, libcurl, memcached's
+# protocol), each natively and then with LD_PRELOAD=libgoshim.so, and
+# checks what each
 # program is for: the round trip's sha256, sort's output against a
 # one-thread sort, every value and counter, the program's own exit
 # status. Each run goes through
