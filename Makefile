@@ -160,9 +160,17 @@ $(B)/tests/compat/%: tests/compat/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CFLAGS) $(WARN) -std=gnu++17 $< -o $@ -pthread
 
+# The JVM case's Java programs, compiled by Debian's javac.
+COMPAT_JAVA := $(patsubst tests/compat/%.java,$(B)/tests/compat/java/%.class,\
+	$(wildcard tests/compat/*.java))
+
+$(B)/tests/compat/java/%.class: tests/compat/%.java
+	@mkdir -p $(dir $@)
+	javac -Xlint:all -Werror -d $(dir $@) $<
+
 compat:
 	scripts/deps.sh --compat
-	$(MAKE) tools $(COMPAT_BINS)
+	$(MAKE) tools $(COMPAT_BINS) $(COMPAT_JAVA)
 	tests/compat/run.sh $(B)
 
 # Installs missing Debian packages first (scripts/deps.sh), then builds and

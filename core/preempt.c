@@ -14,8 +14,9 @@
  * user code (pstate MP_USER, or MP_LOST when sysmon took its P while it
  * slept in the kernel or lived in libc), with its pc in the text of a
  * module that holds no lock of libc's or ours (the program and its own
- * libraries: not libc, ld.so, goshim, libgcc_s, libunwind, the vDSO), not
- * on a signal stack, with room on its stack. Otherwise it does nothing, and sysmon
+ * libraries: not libc, ld.so, goshim, libgcc_s, libunwind, the vDSO) or
+ * in code a JIT compiler made (anonymous executable memory), not on a
+ * signal stack, with room on its stack. Otherwise it does nothing, and sysmon
  * asks again. Runtime locks are taken only in goshim's and libc's text,
  * so a goroutine interrupted elsewhere holds none. The handler runs on
  * the goroutine's stack (no alternate stack unless the program asked for
@@ -28,11 +29,13 @@
  * and returns to the interrupted instruction.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 #include "preempt.h"
+#include "procparse.h"
 #include "real.h"
 #include "runtime.h"
 #include "sys.h"
@@ -40,6 +43,7 @@
 /* Stack left below the trampoline's frame for preempt_yield and mcall. */
 #define YIELD_STACK 2048
 #define REFRESH_NS 1000000000
+#define REFRESH_MAX_NS 64000000000LL
 
 /* ---- which code may be interrupted -------------------------------------- */
 
@@ -48,20 +52,39 @@
  * that may not be. */
 enum text_kind { TEXT_UNSAFE, TEXT_OK, TEXT_GOSHIM };
 
+/* Code of a module, or anonymous: an executable mapping of no file, which
+ * only a JIT compiler makes (HotSpot's code cache and interpreter, V8's,
+ * LuaJIT's). Generated code is the program's own: it calls libc as the
+ * program's text does and holds no lock of libc's or ours while it runs,
+ * so it may be interrupted. Without that, a Java thread that computes
+ * could never be stopped and took its P's M with it after 20 ms, an OS
+ * thread per busy Java thread. An anonymous range turns TEXT_UNSAFE (its
+ * kind written and read with atomics) as the program unmaps any of it
+ * (preempt_text_unmap): the loader may map a library such as libgcc_s
+ * there next, and a goroutine stopped in it could hold the loader's lock
+ * that sysmon takes. */
 struct text_range {
 	uintptr_t lo, hi;
 	enum text_kind kind;
+	bool anon;
 };
 
 struct text_map {
 	unsigned long long adds, subs; /* dl_iterate_phdr's load counters */
+	bool anon;		       /* has anonymous ranges */
 	size_t n;
 	struct text_range r[];
 };
 
 static _Atomic(struct text_map *) text;
 static _Atomic bool text_stale;	/* the handler met a pc not in the map */
-static int64_t text_refreshed;
+static int64_t text_refreshed, text_refresh_ns = REFRESH_NS;
+/* munmap and mremap calls of the program's that have returned: a map made
+ * from /proc/self/maps read before one may hold a range that is gone. */
+static _Atomic unsigned long text_unmaps;
+/* An unmap took code from the map: look again at once, whatever the
+ * backoff says. */
+static _Atomic bool text_lost;
 
 /* Modules whose code takes libc's or the loader's locks, or ours, or
  * spin and futex locks of their own that every allocation passes through
@@ -90,6 +113,23 @@ struct text_build {
 	bool oom;
 };
 
+/* The next range of b's map, or NULL (b->oom) when there is no memory. */
+static struct text_range *text_slot(struct text_build *b)
+{
+	if (b->map->n == b->cap) {
+		size_t cap = b->cap * 2;
+		struct text_map *m = realloc(b->map,
+					     sizeof *m + cap * sizeof m->r[0]);
+		if (m == NULL) {
+			b->oom = true;
+			return NULL;
+		}
+		b->map = m;
+		b->cap = cap;
+	}
+	return &b->map->r[b->map->n++];
+}
+
 static int text_add(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct text_build *b = arg;
@@ -103,20 +143,12 @@ static int text_add(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
-		if (b->map->n == b->cap) {
-			size_t cap = b->cap * 2;
-			struct text_map *m = realloc(
-				b->map, sizeof *m + cap * sizeof m->r[0]);
-			if (m == NULL) {
-				b->oom = true;
-				return 1;
-			}
-			b->map = m;
-			b->cap = cap;
-		}
-		struct text_range *r = &b->map->r[b->map->n++];
+		struct text_range *r = text_slot(b);
+		if (r == NULL)
+			return 1;
 		r->lo = info->dlpi_addr + ph->p_vaddr;
 		r->hi = r->lo + ph->p_memsz;
+		r->anon = false;
 		/* goshim itself, whatever its file is called */
 		r->kind = self >= r->lo && self < r->hi ? TEXT_GOSHIM
 			  : mod_ok			 ? TEXT_OK
@@ -125,55 +157,195 @@ static int text_add(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* A line of /proc/self/maps: into b if it is anonymous code that
+ * overlaps none of b's first `modules` ranges (one that does is the
+ * module's: a segment's zero-filled tail). */
+static void text_add_line(struct text_build *b, size_t modules,
+			  const char *line, size_t len)
+{
+	uintptr_t lo, hi;
+
+	if (!proc_maps_anon_exec(line, len, &lo, &hi))
+		return;
+	for (size_t i = 0; i < modules; i++)
+		if (lo < b->map->r[i].hi && b->map->r[i].lo < hi)
+			return;
+	struct text_range *r = text_slot(b);
+	if (r) {
+		*r = (struct text_range){ lo, hi, TEXT_OK, true };
+		b->map->anon = true;
+	}
+}
+
+/* The anonymous executable mappings of /proc/self/maps into b, after its
+ * modules. */
+static void text_add_anon(struct text_build *b)
+{
+	enum { BUF = 8192 }; /* a line: 80 bytes and a path */
+	char *buf = malloc(BUF);
+	size_t len = 0, modules = b->map->n;
+	bool skip = false; /* in a line longer than BUF */
+	int fd = sys_open("/proc/self/maps", O_RDONLY);
+
+	if (buf == NULL || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			sys_close(fd);
+		return;
+	}
+	for (;;) {
+		long got = sys_read(fd, buf + len, BUF - len);
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+		char *line = buf, *end = buf + len, *nl;
+		while ((nl = memchr(line, '\n', (size_t)(end - line)))) {
+			if (!skip)
+				text_add_line(b, modules, line,
+					      (size_t)(nl + 1 - line));
+			skip = false;
+			line = nl + 1;
+		}
+		len = (size_t)(end - line);
+		memmove(buf, line, len);
+		if (len == BUF) {
+			skip = true;
+			len = 0;
+		}
+	}
+	sys_close(fd);
+	free(buf);
+}
+
 static int range_cmp(const void *a, const void *b)
 {
 	const struct text_range *x = a, *y = b;
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Not in a signal handler: dl_iterate_phdr takes the loader's lock. The
- * old map is kept (the handler may be reading it); maps change only when
- * modules were loaded, so few are ever made. */
-static void text_build(void)
+/* A new map, not yet published, and in *unmaps text_unmaps as it was
+ * before /proc/self/maps was read. Not in a signal handler:
+ * dl_iterate_phdr takes the loader's lock. A library the loader maps
+ * while this runs is never taken for anonymous code: its mappings are its
+ * file's (but for a segment's zero-filled tail, where no code runs); its
+ * code runs only once the loader has listed it, and its pcs,
+ * in no range of this map, make the next scan list it. */
+static struct text_map *text_scan(unsigned long *unmaps)
 {
 	struct text_build b = { .cap = 64 };
 
 	b.map = calloc(1, sizeof *b.map + b.cap * sizeof b.map->r[0]);
 	if (b.map == NULL)
-		return;
+		return NULL;
 	dl_iterate_phdr(text_add, &b);
+	*unmaps = atomic_load(&text_unmaps);
+	if (!b.oom)
+		text_add_anon(&b);
 	if (b.oom) {
 		free(b.map);
-		return;
+		return NULL;
 	}
 	qsort(b.map->r, b.map->n, sizeof b.map->r[0], range_cmp);
-	atomic_store_explicit(&text, b.map, memory_order_release);
+	return b.map;
 }
 
-static int loaded_counts(struct dl_phdr_info *info, size_t size, void *arg)
+/* Marks m's anonymous ranges that overlap [lo, hi) unsafe. */
+static void text_forget(struct text_map *m, uintptr_t lo, uintptr_t hi)
 {
-	unsigned long long *c = arg;
-	(void)size;
-	c[0] = info->dlpi_adds;
-	c[1] = info->dlpi_subs;
-	return 1;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->r[i].anon && m->r[i].lo < hi && lo < m->r[i].hi)
+			__atomic_store_n(&m->r[i].kind, TEXT_UNSAFE,
+					 __ATOMIC_SEQ_CST);
 }
 
+/* An unmap counted since the mappings were read may have taken code
+ * this map holds: then every anonymous range of it is doubtful and waits
+ * for the next scan. */
+static void text_doubt(struct text_map *m, unsigned long unmaps)
+{
+	if (m->anon && atomic_load(&text_unmaps) != unmaps) {
+		text_forget(m, 0, UINTPTR_MAX);
+		atomic_store(&text_stale, true);
+	}
+}
+
+/* The old map is kept (the handler may be reading it): maps change only
+ * when modules were loaded or JIT code appeared, so few are ever made.
+ * Looked at before and after: an unmap that counts itself after the
+ * second look finds this map when it looks for its range. */
+static void text_publish(struct text_map *m, unsigned long unmaps)
+{
+	text_doubt(m, unmaps);
+	atomic_store(&text, m);
+	text_doubt(m, unmaps);
+}
+
+static void text_build(void)
+{
+	unsigned long unmaps;
+	struct text_map *m = text_scan(&unmaps);
+
+	if (m)
+		text_publish(m, unmaps);
+}
+
+static bool text_same(struct text_map *a, struct text_map *b)
+{
+	if (a->n != b->n || a->adds != b->adds || a->subs != b->subs)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->r[i].lo != b->r[i].lo || a->r[i].hi != b->r[i].hi ||
+		    __atomic_load_n(&a->r[i].kind, __ATOMIC_SEQ_CST) !=
+			    b->r[i].kind)
+			return false;
+	return true;
+}
+
+void preempt_text_unmap(uintptr_t addr, size_t len, bool done)
+{
+	if (done)
+		atomic_fetch_add(&text_unmaps, 1);
+	struct text_map *m = atomic_load(&text);
+	if (m == NULL || !m->anon)
+		return;
+	uintptr_t hi = addr + len < addr ? UINTPTR_MAX : addr + len;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->r[i].anon && m->r[i].lo < hi && addr < m->r[i].hi) {
+			text_forget(m, addr, hi);
+			/* what is left of it is found by the next scan */
+			atomic_store(&text_lost, true);
+			atomic_store(&text_stale, true);
+			return;
+		}
+}
+
+/* A pc in no range: a module loaded since, code made since by a JIT, or
+ * code of neither (a file mapped by hand, a memfd's JIT code), which
+ * stays unknown: the handler keeps meeting it, so such a map is looked
+ * for less and less often, up to once a minute. */
 void preempt_refresh_text(int64_t now)
 {
-	unsigned long long c[2];
-	struct text_map *m;
+	unsigned long unmaps;
+	struct text_map *m, *old;
 
+	if (atomic_exchange(&text_lost, false))
+		text_refresh_ns = REFRESH_NS;
 	if (!atomic_load_explicit(&text_stale, memory_order_relaxed) ||
-	    now - text_refreshed < REFRESH_NS)
+	    now - text_refreshed < text_refresh_ns)
 		return;
 	atomic_store(&text_stale, false);
 	text_refreshed = now;
-	dl_iterate_phdr(loaded_counts, c);
-	m = atomic_load(&text);
-	if (m && m->adds == c[0] && m->subs == c[1])
-		return; /* nothing new: the pc was JIT code or the like */
-	text_build();
+	if ((m = text_scan(&unmaps)) == NULL)
+		return;
+	old = atomic_load(&text);
+	if (old && text_same(old, m)) {
+		free(m);
+		if (text_refresh_ns < REFRESH_MAX_NS)
+			text_refresh_ns *= 2;
+		return;
+	}
+	text_refresh_ns = REFRESH_NS;
+	text_publish(m, unmaps);
 }
 
 /* May the code at pc be interrupted? Async-signal-safe. */
@@ -190,7 +362,8 @@ static enum text_kind text_kind(uintptr_t pc)
 		else if (pc >= m->r[mid].hi)
 			lo = mid + 1;
 		else
-			return m->r[mid].kind;
+			return __atomic_load_n(&m->r[mid].kind,
+					       __ATOMIC_ACQUIRE);
 	}
 	atomic_store_explicit(&text_stale, true, memory_order_relaxed);
 	return TEXT_UNSAFE;

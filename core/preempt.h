@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct m;
@@ -34,6 +35,13 @@ bool preempt_m(struct m *mp, struct g *gp, int64_t now);
 /* sysmon: the handler met code it did not know (a module loaded since):
  * read the list of loaded modules again. */
 void preempt_refresh_text(int64_t now);
+
+/* munmap or mremap of [addr, addr + len) by the program, before the
+ * kernel's call (done false) and once it has returned (done true): JIT
+ * code there is no longer known to be code. Async-signal-safe and
+ * allocates nothing: an allocator's own munmap (jemalloc's) comes here,
+ * its locks held. */
+void preempt_text_unmap(uintptr_t addr, size_t len, bool done);
 
 /* sigaction(SIGURG, act, old) as the program sees it (shim/signal.c). */
 int preempt_sigaction(const struct sigaction *act, struct sigaction *old);

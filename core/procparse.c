@@ -67,3 +67,67 @@ char proc_stat_state(const char *buf, size_t len, uint64_t *blocked)
 		*blocked = ~(uint64_t)0;
 	return state;
 }
+
+/* Hexadecimal digits at [*s, end), at least one, into *v; *s past them. */
+static int hex(const char **s, const char *end, uint64_t *v)
+{
+	const char *p = *s;
+
+	*v = 0;
+	for (; p < end; p++) {
+		unsigned d;
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else
+			break;
+		if (*v >> 60)
+			return 0;
+		*v = *v << 4 | d;
+	}
+	if (p == *s)
+		return 0;
+	*s = p;
+	return 1;
+}
+
+/* The byte c at *s, and *s past it. */
+static int expect(const char **s, const char *end, char c)
+{
+	if (*s == end || **s != c)
+		return 0;
+	(*s)++;
+	return 1;
+}
+
+int proc_maps_anon_exec(const char *buf, size_t len, uintptr_t *lo,
+			uintptr_t *hi)
+{
+	const char *s = buf, *end = buf + len, *perms;
+	uint64_t a, b, v;
+
+	if (!hex(&s, end, &a) || !expect(&s, end, '-') || !hex(&s, end, &b) ||
+	    !expect(&s, end, ' ') || end - s < 5)
+		return 0;
+	perms = s;
+	s += 4;
+	if (!expect(&s, end, ' ') || !hex(&s, end, &v) ||
+	    !expect(&s, end, ' ') || !hex(&s, end, &v) ||
+	    !expect(&s, end, ':') || !hex(&s, end, &v) ||
+	    !expect(&s, end, ' ') || s == end || *s < '0' || *s > '9')
+		return 0;
+	/* the inode: only whether it is 0 matters */
+	for (v = 0; s < end && *s >= '0' && *s <= '9'; s++)
+		v |= (uint64_t)(*s - '0');
+	while (s < end && *s == ' ')
+		s++;
+	if (s < end && *s == '\n')
+		s++;
+	if (s != end || v != 0 || perms[2] != 'x' || a >= b ||
+	    b > UINTPTR_MAX)
+		return 0;
+	*lo = (uintptr_t)a;
+	*hi = (uintptr_t)b;
+	return 1;
+}

@@ -19,4 +19,11 @@ int proc_status_field(const char *buf, size_t len, const char *name);
  * first 31 signals the thread blocks), all ones when that is missing. */
 char proc_stat_state(const char *buf, size_t len, uint64_t *blocked);
 
+/* A line of /proc/.../maps ("lo-hi perms offset dev inode path"): 1 and
+ * its range in [*lo, *hi) when it is an executable mapping of no file
+ * (inode 0, no path: code a JIT compiler made), else 0 (a file's, a
+ * named one like [vdso], a malformed line). */
+int proc_maps_anon_exec(const char *buf, size_t len, uintptr_t *lo,
+			uintptr_t *hi);
+
 #endif

@@ -178,9 +178,11 @@ GOSHIM_EXPORT long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	long r;
+	if (shim_unmap_syscall(nr, a, &r))
+		return r;
 	if (!shim_active())
 		return fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	long r;
 	if (shim_tid_syscall(nr, a, &r))
 		return r;
 	if (nr == SYS_futex && shim_futex_syscall(a, &r))

@@ -107,6 +107,10 @@ bool shim_tid_syscall(long nr, const long *a, long *ret);
  * answered, with the C library's result in *ret. */
 bool shim_futex_syscall(const long *a, long *ret);
 
+/* mmap.c: syscall(SYS_munmap or SYS_mremap, a...): true if it was one,
+ * with the C library's result in *ret. */
+bool shim_unmap_syscall(long nr, const long *a, long *ret);
+
 /* Monotonic deadline (ns) from an absolute time on clock clk. */
 int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);
 

@@ -2,9 +2,10 @@
 # tests/compat/run.sh BUILD_DIR [NAME...]: the compatibility suite behind
 # `make compat`. tests/progs holds programs written for goshim's tests; this
 # runs real, unmodified multi-threaded programs from Debian (pigz, sysbench,
-# GNU sort, memcached, zstd, CPython) and small clients of real libraries
-# (libstdc++ threads, OpenSSL, libcurl, memcached's protocol), each
-# natively and then with LD_PRELOAD=libgoshim.so, and checks what each
+# GNU sort, memcached, zstd, CPython, OpenJDK's JVM) and small clients of
+# real libraries (libstdc++ threads, OpenSSL, libcurl, memcached's
+# protocol), each natively and then with LD_PRELOAD=libgoshim.so, and
+# checks what each
 # program is for: the round trip's sha256, sort's output against a
 # one-thread sort, every value and counter, the program's own exit
 # status. Each run goes through
@@ -360,11 +361,141 @@ t_memcached() {
 	report memcached 5 "$(cat "$work/mc-native.native.out" 2>/dev/null)"
 }
 
-all=(pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd)
+# ---- the JVM: Debian's OpenJDK ---------------------------------------------
+# HotSpot waits with raw futex system calls (its safepoint barrier) as well
+# as through pthreads, and keeps its own threads (GC, compilers, the VM
+# thread) beside the program's.
+jvm_classes=$B/tests/compat/java
+jvm_conns=2000
+# jvm_need: false (with a note for both modes) when the JVM case cannot run.
+jvm_need() {
+	local f
+	for f in EchoServer JvmCpu; do
+		if [[ ! -f $jvm_classes/$f.class ]]; then
+			note native "$jvm_classes/$f.class missing: run 'make compat'"
+			return 1
+		fi
+	done
+	command -v java >/dev/null || { note native "no java: run 'make compat'"; return 1; }
+}
+
+# jvm_wait REGEX FILE PID SECS: until a line of FILE matches REGEX (grep
+# -E); false if PID exits first or SECS pass. (The JVM listens on an IPv6
+# socket, which wait_listen does not read.)
+jvm_wait() {
+	local i
+	for ((i = 0; i < $4 * 100; i++)); do
+		grep -Eq "$1" "$2" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+
+# jvm-server: EchoServer.java, a new Thread per accepted connection (run
+# both ways), holds $jvm_conns connections from net_load (native both
+# times), which checks every echoed byte; its req/s is the rate shown.
+# Once the server has accepted them all it gets SIGQUIT and must print
+# HotSpot's full thread dump, every connection's thread in it, each with
+# its own native id (nid), and go on serving. Under goshim the server may
+# peak at 64 OS threads (natively it has one per connection).
+t_jvm_server() {
+	local m port pre sst quit nofile load i
+	jvm_need || { report jvm-server 0 "not run"; return; }
+	# net_load has a socket per connection; HotSpot raises its own limit.
+	nofile=$(ulimit -H -n)
+	if [[ $nofile != unlimited && $nofile -lt $((jvm_conns + 100)) ]]; then
+		note native "hard limit of $nofile open files: $jvm_conns connections need more"
+		report jvm-server 0 "not run"
+		return
+	fi
+	for m in native goshim; do
+		port=$(free_port)
+		pre=()
+		[[ $m == goshim ]] && pre=(-e "LD_PRELOAD=$lib")
+		rm -f "$work/jvm.$m.hang"
+		"$watchdog" --kill-after 5 --report "$work/jvm.$m.hang" --label "jvm-server ($m)" \
+			"$timeout_s" "$ps" -i 5 -o "$work/jvm.$m.sum" "${pre[@]}" -- \
+			java -cp "$jvm_classes" EchoServer "$port" "$jvm_conns" \
+			>"$work/jvm.$m.out" 2>"$work/jvm.$m.err" </dev/null &
+		server=$!
+		# The thread dump, once every connection has its thread.
+		(
+			if jvm_wait "^accepted $jvm_conns " "$work/jvm.$m.out" "$server" "$timeout_s"; then
+				kill -QUIT "$(awk '$1 == "pid" { print $2; exit }' "$work/jvm.$m.out")"
+			fi
+		) &
+		quit=$!
+		if jvm_wait "^pid [0-9]+ listening$" "$work/jvm.$m.out" "$server" 30; then
+			run native "jvm-load-$m" bash -c 'ulimit -S -n $(($2 + 100)) && exec "$1" -P echo "$3" "$2" 1000 3000' \
+				sh "$B/tools/net_load" "$jvm_conns" "$port"
+			check_status "$m" "jvm-load-$m" native
+			account "$m"
+			load=$work/jvm-load-$m.native.out
+			[[ $(awk '$1 == "conns" { print $2 }' "$load") == "$jvm_conns" ]] ||
+				note "$m" "net_load connected $(awk '$1 == "conns" { print $2 }' "$load") of $jvm_conns"
+			res_rate[$m]="$(awk '$1 == "reqs_per_s" { print $2 }' "$load") req/s"
+		else
+			note "$m" "EchoServer did not listen on $port: $(head -c 300 "$work/jvm.$m.err")"
+			kill "$server" 2>/dev/null || true
+		fi
+		# Its connections are all gone now: it ends (else, say, a
+		# client that never connected them all, it is told to).
+		for ((i = 0; i < 300; i++)); do
+			kill -0 "$server" 2>/dev/null &&
+				[[ $(awk '{ print $3 }' "/proc/$server/stat" 2>/dev/null) != Z ]] || break
+			sleep 0.1
+		done
+		kill "$server" 2>/dev/null || true
+		sst=0
+		wait "$server" || sst=$?
+		server=
+		wait "$quit" || true
+		if [[ $sst -eq 124 ]]; then
+			note "$m" "EchoServer timed out after ${timeout_s}s"
+			show_hang "$work/jvm.$m.hang"
+		elif [[ $sst -ne 0 ]]; then
+			note "$m" "EchoServer exited $sst: $(tail -c 300 "$work/jvm.$m.err" | tr '\n' ' ')"
+		fi
+		grep -q "^served $jvm_conns connections, $jvm_conns at once, 0 failed$" "$work/jvm.$m.out" ||
+			note "$m" "EchoServer: $(tail -1 "$work/jvm.$m.out")"
+		# The dump: its head, one entry per thread, its end.
+		awk -v n="$jvm_conns" '
+			/^Full thread dump / { head++ }
+			/^"conn-[0-9]+" / { conn++ }
+			/^"/ && match($0, / nid=0x[0-9a-f]+ /) { nid[substr($0, RSTART, RLENGTH)]++; threads++ }
+			/^JNI global refs: / { tail++ }
+			END {
+				for (k in nid) if (nid[k] > 1) dup++
+				if (head != 1 || tail != 1) { print "SIGQUIT: " head + 0 " thread dumps, " tail + 0 " ends"; exit 1 }
+				if (conn != n) { print "SIGQUIT: the dump lists " conn + 0 " of " n " connection threads"; exit 1 }
+				if (dup) { print "SIGQUIT: " dup " native ids shared among the dump'"'"'s " threads " threads"; exit 1 }
+			}' "$work/jvm.$m.out" >"$work/jvm.$m.dump" || note "$m" "$(cat "$work/jvm.$m.dump")"
+		res_peak[$m]=$(sum_field "$work/jvm.$m.sum" peak_threads)
+	done
+	if [[ ${res_peak[goshim]} != "?" && ${res_peak[goshim]} -gt 64 ]]; then
+		note goshim "peak of ${res_peak[goshim]} OS threads (want <= 64)"
+	fi
+	report jvm-server "$jvm_conns" "$jvm_conns connections, every echo checked; SIGQUIT thread dump"
+}
+
+# jvm-cpu: JvmCpu.java, a ForkJoinPool of 64 workers (merge sort,
+# parallel streams) and 256 threads on contended monitors, in a 256 MB
+# heap that the collector empties many times meanwhile; the results must
+# be equal. (In 128 MB, when the 256 threads happen to be all halfway
+# through their lists at once, which goroutines stopped at the end of
+# their slices often are, the heap fills and G1 compacts it over and
+# over: up to 15 s instead of 1.)
+t_jvm_cpu() {
+	jvm_need || { report jvm-cpu 0 "not run"; return; }
+	same_output jvm-cpu jvm-cpu 64 java -Xmx256m -cp "$jvm_classes" JvmCpu
+}
+
+all=(pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd jvm_server jvm_cpu)
 [[ $# -gt 0 ]] && all=("$@")
 for t in "${all[@]}"; do
 	if ! declare -F "t_$t" >/dev/null; then
-		echo "compat: no program '$t' (have: pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd)" >&2
+		echo "compat: no program '$t' (have: pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd jvm_server jvm_cpu)" >&2
 		exit 2
 	fi
 done

@@ -1,9 +1,11 @@
 /*
  * fuzz_proc: /proc text that sysmon, checkdead and select read: a task's
- * stat line (state, 'blocked') and status fields (Threads:, FDSize:).
+ * stat line (state, 'blocked'), status fields (Threads:, FDSize:) and a
+ * maps line (anonymous code, for preemption).
  * Properties: the state is the byte after the last ") " or 0; 'blocked'
  * is field 32's number when that field is digits, else all ones; a status
- * field is -1 or the digits after "Name:" and blanks at a line's start.
+ * field is -1 or the digits after "Name:" and blanks at a line's start; a
+ * maps line taken as anonymous code begins with its range in hex.
  */
 #include "../../core/procparse.h"
 #include "fuzz.h"
@@ -74,6 +76,26 @@ static void check_field(const char *buf, const uint8_t *data, size_t size,
 	CHECK(found);
 }
 
+/* A maps line taken as anonymous code starts "lo-hi " in lower-case hex
+ * (the kernel pads to 8 digits), lo below hi, and its permissions have
+ * x third. */
+static void check_maps(const char *buf, const uint8_t *data, size_t size)
+{
+	uintptr_t lo, hi;
+	char *s = malloc(size + 1), *end;
+
+	if (proc_maps_anon_exec(buf, size, &lo, &hi)) {
+		memcpy(s, data, size);
+		s[size] = '\0';
+		/* no blank or sign that strtoull would skip */
+		CHECK(lo < hi && s[0] && strchr("0123456789abcdef", s[0]));
+		CHECK(strtoull(s, &end, 16) == lo && *end == '-');
+		CHECK(strtoull(end + 1, &end, 16) == hi && *end == ' ');
+		CHECK(end + 4 < s + size && end[3] == 'x');
+	}
+	free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* an exact-size copy: ASan flags any read past the length */
@@ -83,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_stat(buf, data, size);
 	check_field(buf, data, size, "Threads:");
 	check_field(buf, data, size, "FDSize:");
+	check_maps(buf, data, size);
 	free(buf);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /*
- * Unit tests for core/procparse.c: /proc status fields and stat lines,
- * from real lines, the kernel's own files, and the inputs the fuzz
- * harnesses (tests/fuzz) found wrong.
+ * Unit tests for core/procparse.c: /proc status fields, stat lines and
+ * maps lines, from real lines, the kernel's own files, and the inputs the
+ * fuzz harnesses (tests/fuzz) found wrong.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -117,6 +117,34 @@ START_TEST(status_live)
 }
 END_TEST
 
+START_TEST(maps_lines)
+{
+	uintptr_t lo = 0, hi = 0;
+
+	/* HotSpot's code cache; a line's newline is optional */
+	ck_assert_int_eq(proc_maps_anon_exec(S("7f46fd400000-7f46fd670000 rwxp 00000000 00:00 0 \n"),
+					     &lo, &hi), 1);
+	ck_assert_uint_eq(lo, 0x7f46fd400000);
+	ck_assert_uint_eq(hi, 0x7f46fd670000);
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-2000 r-xp 00000000 00:00 0"), &lo, &hi), 1);
+	/* a file's code, a named mapping, data, an inode of 10 */
+	ck_assert_int_eq(proc_maps_anon_exec(S("7f4704a00000-7f4704a28000 r-xp 00028000 fe:01 1317 "
+					       "    /usr/lib/x86_64-linux-gnu/libc.so.6\n"), &lo, &hi), 0);
+	ck_assert_int_eq(proc_maps_anon_exec(S("7ffd1-7ffd3 r-xp 00000000 00:00 0     [vdso]\n"), &lo, &hi), 0);
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-2000 rw-p 00000000 00:00 0\n"), &lo, &hi), 0);
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-2000 r-xs 00000000 00:05 10\n"), &lo, &hi), 0);
+	/* malformed: cut short, an empty range, no inode, upper-case hex */
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-2000 r-xp 0000"), &lo, &hi), 0);
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-1000 r-xp 00000000 00:00 0\n"), &lo, &hi), 0);
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-2000 r-xp 00000000 00:00 \n"), &lo, &hi), 0);
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-2A00 r-xp 00000000 00:00 0\n"), &lo, &hi), 0);
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-2000 r-x"), &lo, &hi), 0);
+	ck_assert_int_eq(proc_maps_anon_exec(S(""), &lo, &hi), 0);
+	/* more hex digits than 64 bits hold */
+	ck_assert_int_eq(proc_maps_anon_exec(S("1000-10000000000000000 r-xp 00000000 00:00 0\n"), &lo, &hi), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("procparse");
@@ -130,6 +158,7 @@ int main(void)
 	tcase_add_test(tc, stat_live);
 	tcase_add_test(tc, status_fields);
 	tcase_add_test(tc, status_live);
+	tcase_add_test(tc, maps_lines);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
