@@ -158,7 +158,7 @@ int stack_alloc(struct g *gp, size_t stacksize, size_t guardsize)
 	install_guard(map, guard);
 	tcb = tls_create(map + size + guard);
 	if (tcb == NULL) {
-		munmap(map, size + guard);
+		sys_munmap(map, size + guard);
 		return EAGAIN;
 	}
 	gp->map = map;
@@ -208,7 +208,7 @@ void stack_free(struct g *gp)
 	VALGRIND_STACK_DEREGISTER(gp->vg_stack);
 	tls_destroy(gp->tcb);
 	if (!gp->user_stack)
-		munmap(gp->map, gp->map_size);
+		sys_munmap(gp->map, gp->map_size);
 	gp->map = NULL;
 	gp->map_size = 0;
 	gp->tcb = NULL;

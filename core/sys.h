@@ -43,6 +43,12 @@ static inline long sys_write(int fd, const void *buf, size_t n)
 {
 	return SYS3(SYS_write, fd, buf, n);
 }
+/* The kernel's, not goshim's interposer (shim/mmap.c). */
+static inline int sys_munmap(void *addr, size_t len)
+{
+	return (int)SYS2(SYS_munmap, addr, len);
+}
+
 static inline int sys_close(int fd)
 {
 	return (int)SYS1(SYS_close, fd);
