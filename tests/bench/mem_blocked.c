@@ -2,7 +2,9 @@
  * /proc/self/status, creates N threads (default attributes) that each wait
  * on one condvar under one mutex, waits until all N are waiting (a counter),
  * reads VmRSS again, then releases and joins them. Prints
- * "rss_kib_per_blocked KIB" ((blocked - before) / N) and the two readings.
+ * "rss_kib_per_blocked KIB" ((blocked - before) / N), the two readings and
+ * "create_all_ms MS", the time from the first pthread_create until all N
+ * wait.
  * mem_blocked.go is the Go counterpart (goroutines on a sync.Cond). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -37,6 +40,13 @@ static long vmrss_kib(void)
 			break;
 	fclose(f);
 	return kib;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static void *waiter(void *unused)
@@ -73,12 +83,14 @@ int main(int argc, char **argv)
 	check(pthread_join(w, NULL), "pthread_join");
 
 	long before = vmrss_kib();
+	double t0 = now_ms();
 	for (long i = 0; i < n; i++)
 		check(pthread_create(&t[i], NULL, waiter, NULL), "pthread_create");
 	check(pthread_mutex_lock(&mu), "pthread_mutex_lock");
 	while (waiting < n)
 		check(pthread_cond_wait(&all_in, &mu), "pthread_cond_wait");
 	check(pthread_mutex_unlock(&mu), "pthread_mutex_unlock");
+	double create_all = now_ms() - t0;
 	long blocked = vmrss_kib();
 
 	check(pthread_mutex_lock(&mu), "pthread_mutex_lock");
@@ -94,6 +106,7 @@ int main(int argc, char **argv)
 	printf("rss_kib_per_blocked %.2f\n", (double)(blocked - before) / n);
 	printf("rss_before_kib %ld\n", before);
 	printf("rss_blocked_kib %ld\n", blocked);
+	printf("create_all_ms %.1f\n", create_all);
 	free(t);
 	return 0;
 }

@@ -14,7 +14,12 @@
 #                      and peak OS threads (Go: time.Sleep)
 #   RSS per blocked    N threads blocked on one condvar, VmRSS delta / N:
 #                      native at 10k (it stops near 32k threads on default
-#                      sysctls), goshim at 10k and 100k, Go at 10k and 100k
+#                      sysctls), goshim at 10k and 100k, Go at 10k and 100k,
+#                      and the time to create them all
+#   a million blocked  goshim and Go only (natively pid_max stops it): the
+#                      time to create them all, RSS, peak OS threads;
+#                      BENCH_MILLION=N sets the count, 0 leaves it out (it
+#                      needs about 13 GiB under goshim)
 #
 # Numbers are informational: nothing here fails on time. A run that fails
 # or times out (SYNC_BENCH_TIMEOUT seconds, default 120) is noted, shows as
@@ -31,6 +36,7 @@ B=$1
 out=$B/bench
 mkdir -p "$out/sync-logs"
 tmo=${SYNC_BENCH_TIMEOUT:-120}
+million=${BENCH_MILLION:-1000000}
 status=0
 
 cflags=(-O2 -Wall -Wextra -Werror -std=gnu11 -pthread)
@@ -130,6 +136,8 @@ c_runs native env -u LD_PRELOAD
 if [[ -n $lib ]]; then
 	c_runs goshim env LD_PRELOAD="$lib"
 	run goshim mem100k env LD_PRELOAD="$lib" "$out/mem_blocked" 100000
+	[[ $million -eq 0 ]] ||
+		run goshim mem1m env LD_PRELOAD="$lib" "$out/mem_blocked" "$million"
 fi
 if [[ -n $have_go ]]; then
 	run go pingpong "$out/sync_bench_go" pingpong
@@ -138,6 +146,7 @@ if [[ -n $have_go ]]; then
 	run go sleep "$out/sync_sleep_go" 10000 100
 	run go mem10k "$out/mem_blocked_go" 10000
 	run go mem100k "$out/mem_blocked_go" 100000
+	[[ $million -eq 0 ]] || run go mem1m "$out/mem_blocked_go" "$million"
 fi
 
 # ---- the table --------------------------------------------------------------
@@ -190,9 +199,17 @@ row "10k blocked on a condvar" "KiB/thread" "goshim <= 10" mem10k rss_kib_per_bl
 row "  peak OS threads" "threads" "" mem10k peak
 row "100k blocked on a condvar (2)" "KiB/thread" "goshim <= 10" mem100k rss_kib_per_blocked
 row "  peak OS threads" "threads" "" mem100k peak
+row "  time to create them all" "ms" "goshim/Go <= 1.5" mem100k create_all_ms
+if [[ $million -ne 0 ]]; then
+	row "$million blocked: time to create (3)" "ms" "goshim/Go <= 1.5" mem1m create_all_ms
+	row "  RSS" "KiB/thread" "" mem1m rss_kib_per_blocked
+	row "  peak OS threads" "threads" "" mem1m peak
+fi
 echo "(1) Go has one figure for both lock+unlock rows (a Go program always has"
 echo "    several threads)."
 echo "(2) no native run: natively pthread_create fails near 32k threads on"
 echo "    default sysctls (pid_max 32768, vm.max_map_count 65530)."
+[[ $million -eq 0 ]] || echo "(3) BENCH_MILLION=N sets the count (0 leaves the row out); about 13 GiB
+    under goshim at a million (RSS and page tables), 3 GiB as Go."
 echo "logs: $out/sync-logs"
 exit "$status"
