@@ -29,8 +29,12 @@
  *                              memory.max_usage_in_bytes, or the largest
  *                              sample if that is larger (or the file absent)
  *   mem_kernel_peak_kib        the kernel's part: v2 memory.stat's kernel +
- *                              sock, v1 memory.kmem.* (and its max_usage)
- *   mem_sock_peak_kib          socket buffers: v2 sock, v1 memory.kmem.tcp
+ *                              sock, v1 memory.kmem.usage_in_bytes (or its
+ *                              max_usage) + memory.kmem.tcp
+ *   mem_sock_peak_kib          socket buffers, sampled: v2 sock, v1
+ *                              memory.kmem.tcp (whose max_usage also holds
+ *                              the burst of a killed server's sockets
+ *                              being torn down)
  *   mem_pagetables_peak_kib    the tree's page tables
  *   mem_oom_kills              processes the kernel killed for the limit
  *
@@ -496,9 +500,6 @@ int main(int argc, char **argv)
 			peak.total = total;
 		if (cg_version == 1) {
 			long kernel = kib(cg_read("memory.kmem.max_usage_in_bytes"));
-			long tcp = kib(cg_read("memory.kmem.tcp.max_usage_in_bytes"));
-			if (tcp > peak.sock)
-				peak.sock = tcp;
 			if (kernel > peak.kernel)
 				peak.kernel = kernel;
 		}
