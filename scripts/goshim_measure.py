@@ -13,6 +13,7 @@ It also makes the memory cgroup each measured run goes into (procsample -c
 reads it) and removes it afterwards.
 """
 import argparse
+import bisect
 import errno
 import json
 import os
@@ -275,10 +276,10 @@ class MemCgroups:
     """Makes the runs' cgroups in the first place that takes one; says once
     why none can be made, and then the runs measure RSS only."""
 
-    def __init__(self, what, required=False):
+    def __init__(self, what, required=False, proc="/proc/self", prefix=""):
         self.what, self.required, self.version, self.why = what, required, None, None
         try:
-            self.places, why = memcg_candidates()
+            self.places, why = memcg_candidates(proc, prefix)
         except OSError as e:
             self.places, why = [], [f"/proc/self: {e.strerror}"]
         self.reasons = why
@@ -620,6 +621,7 @@ def run_load(argv, timeout, what):
 
 
 def server_summary(d, res):
+    """RES with the server's figures from procsample; returns the summary."""
     s = {k: None for k in MEM_FIELDS}
     s.update(read_summary(f"{d}/summary"))
     res.update({k: s[k] for k in ("peak_threads", "peak_rss_kib", "user_s", "sys_s",
@@ -627,7 +629,7 @@ def server_summary(d, res):
     res["cpu_s"] = s["user_s"] + s["sys_s"]
     res["oom_kills"] = s.get("mem_oom_kills")
     res["series"] = read_series(f"{d}/series")
-    return res
+    return s
 
 
 def stress_one(a, mode, conns, d, cg):
@@ -648,7 +650,8 @@ def stress_one(a, mode, conns, d, cg):
     finally:
         stop(server)
         err.close()
-    return server_summary(d, res)
+    server_summary(d, res)
+    return res
 
 
 # How a fill ended, from net_load's "ended" and the server's fate.
@@ -670,7 +673,7 @@ def fill_one(a, mode, d, cg):
     try:
         t_load = (time.monotonic() - t0) * 1000
         load = [os.path.join(TOOLS, "net_load"), "-P", a.proto, "-u", a.path, "-T", "5000",
-                "-F", str(a.max_conns), str(a.port)]
+                "-L", f"{d}/held_at", "-F", str(a.max_conns), str(a.port)]
         res, lerr = run_load(load, 120 + a.max_conns / 50, f"{mode}, --mem-limit")
         # it holds them all 500 ms after the last one, then exits
         t_held = (time.monotonic() - t0) * 1000 - 100
@@ -687,7 +690,9 @@ def fill_one(a, mode, d, cg):
     finally:
         stop(server)
         err.close()
-    server_summary(d, res)
+    start_ns = server_summary(d, res)["start_ns"]
+    with open(f"{d}/held_at") as f:
+        held_at = [(int(x) - start_ns) / 1e6 for x in f]
     res["server_stderr"] = server_err(d, 1)
     killed = not alive and res["signal"] == signal.SIGKILL and res["oom_kills"]
     why = res["ended"]
@@ -699,18 +704,19 @@ def fill_one(a, mode, d, cg):
         res["how"] += f" ({describe_status(res['status'], res['signal'])})"
     if res["ending"] == "refused" and res["server_stderr"]:
         res["how"] += f": {res['server_stderr'][0]}"
-    res["per_conn"] = per_connection(res, t_load, t_held)
+    res["per_conn"] = per_connection(res, t_load, t_held, held_at)
     return res
 
 
-def per_connection(res, t_load, t_held):
+def per_connection(res, t_load, t_held, held_at):
     """What each held connection cost: the growth from the idle server (the
-    last sample before the load) to the last sample with all of them held,
-    over the connections held, in KiB; None without a sample of each.
-    While connections are only added, RSS and page tables only grow: the
-    sample with all held is the last before the generator closed them, or
-    before the server's teardown began (a killed process's memory is reaped
-    first, its page tables freed while its threads still exit)."""
+    last sample before the load) to the fullest sample, the last one before
+    the generator closed them or the server's teardown began, over the
+    connections held at that sample (HELD_AT: when each was answered, ms on
+    the series' clock), in KiB; None without such samples. While connections
+    are only added, RSS and page tables only grow: a drop is the teardown (a
+    killed process's memory is reaped first, its page tables freed while its
+    threads still exit)."""
     pts = [p for p in res["series"] if len(p) > 3]
     idle = [p for p in pts if p[0] <= t_load]
     if not idle or not res["held"]:
@@ -721,14 +727,15 @@ def per_connection(res, t_load, t_held):
             if p[6] < top[6] or p[2] < 0.75 * top[2] or p[1] < 0.9 * top[1]:
                 break
             top = p
-    if top is base:
+    # a sample's time is taken after its reading: answered before it, held
+    n = bisect.bisect_right(held_at, top[0])
+    if top is base or n == 0:
         return None
-    n = res["held"]
     total, kernel, sock, pt = ((top[i] - base[i]) / n for i in (3, 4, 5, 6))
     return {"threads": (top[1] - base[1]) / n, "user_kib": total - kernel,
             "kernel_kib": kernel, "pagetables_kib": pt, "sock_kib": sock,
             "other_kernel_kib": kernel - pt - sock, "total_kib": total,
-            "idle_server_kib": base[3]}
+            "idle_server_kib": base[3], "conns_at_sample": n}
 
 
 STRESS_ROWS = [
@@ -1001,7 +1008,7 @@ def print_mem_limit(a, res, cgs, what, procs):
     if not per:
         return
     print()
-    print("each connection held, KiB: (all held - the idle server) / connections held")
+    print("each connection held, KiB: (the fullest sample - the idle server) / connections then")
     for label, k in PER_CONN_ROWS:
         vals = [per[m][k] if m in per else None for m in MODES]
         row(label, vals, r=None not in vals and min(vals) >= 0.5,
@@ -1010,6 +1017,9 @@ def print_mem_limit(a, res, cgs, what, procs):
         f=lambda v: "-" if v is None else f"{v:.2f}")
     print("the rest: a thread's kernel stack and task structs (natively one thread per")
     print("connection), and both ways the socket, file and mapping structs of each connection")
+    for m in MODES:
+        if m in res and m not in per:
+            print(f"({m}: it filled up between two 10 ms samples: no breakdown)")
     if len(per) == 2:
         fits = [((a.mem_limit >> 10) - per[m]["idle_server_kib"]) / per[m]["total_kib"]
                 for m in MODES]

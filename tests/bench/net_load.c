@@ -31,7 +31,7 @@
  * (the bench's echo server exits when all are gone). Exits 1 if there was
  * any error (after printing), 2 on bad usage.
  *
- * net_load [-P echo|http] [-u PATH] [-T TIMEOUT_MS] -F MAX PORT
+ * net_load [-P echo|http] [-u PATH] [-T TIMEOUT_MS] [-L FILE] -F MAX PORT
  *
  * Fill (`goshim stress --mem-limit`): how many connections does the server
  * hold? Connections are opened one at a time, each sends one request and
@@ -41,8 +41,10 @@
  * it ended) and "ended WHY": max, refused (connect refused: nothing
  * listens), closed (the server closed or reset the new connection, or sent
  * a wrong reply), timeout (no connect or reply in TIMEOUT_MS), or generator
- * (this side's limit: fds or local ports). What failed goes to stderr. Exits
- * 0 after a fill, whatever ended it. */
+ * (this side's limit: fds or local ports). What failed goes to stderr. -L
+ * FILE gets the CLOCK_MONOTONIC time (ns) of each held connection's reply,
+ * one a line: how many were held when. Exits 0 after a fill, whatever ended
+ * it. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -217,12 +219,13 @@ static void usage(void)
 	fprintf(stderr, "usage: net_load [-P echo|http] [-r REQUESTS] [-u PATH] "
 			"[-T TIMEOUT_MS] PORT CONNS WARMUP_MS MEASURE_MS\n"
 			"       net_load [-P echo|http] [-u PATH] [-T TIMEOUT_MS] "
-			"-F MAX PORT\n");
+			"[-L FILE] -F MAX PORT\n");
 	exit(2);
 }
 
 /* -F: see the top of the file. */
-static int fill(const struct sockaddr_in *a, long max, int64_t timeout_ns)
+static int fill(const struct sockaddr_in *a, long max, int64_t timeout_ns,
+		FILE *log)
 {
 	struct timeval tv = { .tv_sec = timeout_ns / 1000000000,
 			      .tv_usec = timeout_ns % 1000000000 / 1000 };
@@ -282,7 +285,11 @@ static int fill(const struct sockaddr_in *a, long max, int64_t timeout_ns)
 		c.busy = 0;
 		outstanding--;
 		held++; /* its fd stays open until exit */
+		if (log)
+			fprintf(log, "%lld\n", (long long)now_ns());
 	}
+	if (log && fclose(log))
+		die("-L");
 	printf("held %ld\nended %s\n", held, ended);
 	fflush(stdout);
 	usleep(500000);
@@ -302,11 +309,12 @@ int main(int argc, char **argv)
 	long conns, limit = -1, sent = 0, total = 0, fill_max = 0;
 	size_t nlat = 0, cap = 0;
 	const char *path = "/";
+	FILE *log = NULL;
 	struct conn *cs;
 	int ep, opt;
 
 	timeout_ns = 10000 * (int64_t)1000000;
-	while ((opt = getopt(argc, argv, "P:r:u:T:F:")) != -1) {
+	while ((opt = getopt(argc, argv, "P:r:u:T:F:L:")) != -1) {
 		switch (opt) {
 		case 'P':
 			if (strcmp(optarg, "http") == 0)
@@ -326,12 +334,16 @@ int main(int argc, char **argv)
 		case 'F':
 			fill_max = arg(optarg, 1);
 			break;
+		case 'L':
+			if (!(log = fopen(optarg, "we")))
+				die(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (argc - optind != (fill_max ? 1 : 4) || path[0] != '/' ||
-	    strlen(path) > 256 || (fill_max && limit != -1))
+	    strlen(path) > 256 || (fill_max && limit != -1) || (log && !fill_max))
 		usage();
 	argv += optind;
 	http_req_len = (size_t)snprintf(http_req, sizeof http_req,
@@ -343,7 +355,7 @@ int main(int argc, char **argv)
 		usage();
 	a.sin_port = htons((uint16_t)port);
 	if (fill_max)
-		return fill(&a, fill_max, timeout_ns);
+		return fill(&a, fill_max, timeout_ns, log);
 	conns = arg(argv[1], 1);
 	cs = calloc((size_t)conns, sizeof *cs);
 	ep = epoll_create1(EPOLL_CLOEXEC);

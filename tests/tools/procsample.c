@@ -12,6 +12,7 @@
  *   status N        CMD's exit code, or 128+SIG when killed by SIG
  *   signal N        the signal that killed it (0 if none)
  *   wall_s          from fork to reaping
+ *   start_ns        CLOCK_MONOTONIC at the fork, the series' time 0
  *   user_s sys_s    CPU time of CMD and its waited-for descendants (wait4's
  *   vol_cs invol_cs rusage: exact, every thread, however short-lived)
  *   peak_threads mean_threads peak_rss_kib mean_rss_kib samples
@@ -517,6 +518,7 @@ int main(int argc, char **argv)
 		fprintf(f, "signal %d\n",
 			WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 		fprintf(f, "wall_s %.3f\n", wall);
+		fprintf(f, "start_ns %.0f\n", t0 * 1e9);
 		fprintf(f, "user_s %.3f\n",
 			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6);
 		fprintf(f, "sys_s %.3f\n",
