@@ -1042,7 +1042,7 @@ def main():
         print(f"goshim {sub}: interrupted", file=sys.stderr)
         return 130
     except NoMemCgroup as e:
-        print(f"goshim {sub}: {e}", file=sys.stderr)
+        print(f"goshim {sub}: no memory cgroup to run in: {e}", file=sys.stderr)
         return 1
     finally:
         for cg in list(MemCgroup.made):
