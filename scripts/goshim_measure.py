@@ -994,7 +994,9 @@ def print_mem_limit(a, res, cgs, what, procs):
         rt = ratio(vals[1], vals[0]) if r and None not in vals else ""
         print(f"{label:30} {cells[0]:>10} {cells[1]:>10} {rt:>14}".rstrip())
 
-    get = lambda k: [res[m][k] if m in res else None for m in MODES]  # noqa: E731
+    def get(k):
+        return [res[m][k] if m in res else None for m in MODES]
+
     print(f"{'':30} {'native':>10} {'goshim':>10} {'goshim/native':>14}")
     row("connections held", get("held"))
     row("server peak OS threads", get("peak_threads"))
