@@ -7,15 +7,21 @@
 #    connections, natively and under goshim, and a check of the main claim:
 #    at 10,000 connections goshim runs it on at most GOMAXPROCS + 4 OS
 #    threads where native needs 10,000+.
-# 2. Bundled thread-heavy programs natively and under goshim: wall time and
+# 2. `goshim stress --mem-limit` on the same server: how many idle
+#    keep-alive connections it holds in a memory cgroup limited to
+#    DEMO_MEM_LIMIT (default 128M, user + kernel) natively and under goshim,
+#    and what each connection costs (the program's own pages, the kernel's
+#    per-thread memory, socket buffers). Skipped, with the reason, where no
+#    memory cgroup can be made.
+# 3. Bundled thread-heavy programs natively and under goshim: wall time and
 #    peak OS threads side by side.
 #
 # Each connection needs an fd in the server and one in the load generator:
 # the soft RLIMIT_NOFILE is raised to the hard one here, as a server's
 # start-up script would (the library itself never changes limits).
 # Environment: DEMO_CONNS (default 100,1000,10000), DEMO_DURATION (seconds
-# per level, default 3), DEMO_PORT (default: a free one). Exits 1 if the claim
-# does not hold or a run failed.
+# per level, default 3), DEMO_MEM_LIMIT (default 128M), DEMO_PORT (default: a
+# free one). Exits 1 if the claim does not hold or a run failed.
 set -euo pipefail
 B=${1:-build}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +53,20 @@ print(f"\nat {n:,} connections: native {nat} OS threads (wants >= {n:,}), "
       f"goshim {gs} (wants <= GOMAXPROCS + 4 = {lim}): {'OK' if ok else 'NOT MET'}")
 sys.exit(0 if ok else 1)
 PY
+
+echo
+echo "== goshim stress --mem-limit: connections held in ${DEMO_MEM_LIMIT:-128M} of memory"
+st=0
+"$here/scripts/goshim" stress --server "$B/tests/servers/legacy_httpd $port" \
+	--port "$port" --proto http --mem-limit "${DEMO_MEM_LIMIT:-128M}" 2>"$work/limit.err" || st=$?
+if [[ $st -ne 0 ]]; then
+	if grep -q 'no memory cgroup to run in: ' "$work/limit.err"; then
+		echo "skipped: $(tail -n 1 "$work/limit.err")"
+	else
+		cat "$work/limit.err" >&2
+		status=1
+	fi
+fi
 
 echo
 echo "== bundled thread-heavy programs"

@@ -103,12 +103,14 @@ check "compare: held 1.5 s, so wall >= 1.5 s and mean threads near the peak nati
 	"v['native']['wall_s'] >= 1.5 and v['goshim']['wall_s'] >= 1.5 and v['native']['mean_threads'] > 0.7 * $nat_threads" "$work/c.json"
 check "compare: CPU <= wall x CPUs; each of 40 native threads blocked once (>= 40 voluntary switches), goshim's Ms at least once" \
 	"all(0 <= v[m]['cpu_s'] <= v[m]['wall_s'] * $(nproc) + 0.1 and v[m]['invol_cs'] >= 0 for m in ('native', 'goshim')) and v['native']['vol_cs'] >= 40 and v['goshim']['vol_cs'] >= 1" "$work/c.json"
-if python3 - "$work/c.svg" <<'PY'; then ok "compare --svg: well-formed XML, native and goshim series with points"; else fail "compare --svg"; fi
-import sys, xml.etree.ElementTree as ET
+# threads and RSS, and total memory where a cgroup measured it
+if python3 - "$work/c.svg" "$work/c.json" <<'PY'; then ok "compare --svg: well-formed XML, native and goshim series with points (total memory too where measured)"; else fail "compare --svg"; fi
+import json, sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
+panels = 3 if json.load(open(sys.argv[2]))["mem_cgroup"] else 2
 lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
 modes = [l.get("data-mode") for l in lines]
-assert modes.count("native") == 2 and modes.count("goshim") == 2, modes
+assert modes.count("native") == panels and modes.count("goshim") == panels, modes
 assert all(len(l.get("points").split()) >= 10 for l in lines)
 PY
 
@@ -168,6 +170,123 @@ fi
 
 st=$(status_of bounded 120 "$goshim" compare -- "$work/no-such-program")
 if [[ $st -eq 2 ]]; then ok "compare: a program that does not exist is bad usage"; else fail "compare on a missing program: exit $st"; fi
+
+echo "== total memory: memory cgroups"
+mkdir "$work/layouts"
+if bounded 60 python3 "$here/tests/tools/memcg_layouts.py" "$here/scripts" "$work/layouts"; then
+	: # its ok lines say what passed
+else
+	fail "memcg layouts (tests/tools/memcg_layouts.py)"
+fi
+
+# procsample -c on a fake v2 cgroup (plain files): what it reads and how.
+fake=$work/fakecg
+mkdir "$fake"
+: >"$fake/cgroup.procs"
+echo 104857600 >"$fake/memory.current"
+echo 209715200 >"$fake/memory.peak"
+printf 'anon 1000\nkernel 20971520\nkernel_stack 65536\nsock 1048576\n' >"$fake/memory.stat"
+printf 'low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n' >"$fake/memory.events"
+st=0
+bounded 60 "$B/tools/procsample" -c "$fake" -o "$work/fake.sum" -s "$work/fake.series" -- sleep 0.2 || st=$?
+want='mem_cgroup 2 mem_total_peak_kib 204800 mem_kernel_peak_kib 21504 mem_sock_peak_kib 1024 mem_oom_kills 2'
+got=$(grep -E '^mem_(cgroup|total_peak_kib|kernel_peak_kib|sock_peak_kib|oom_kills) ' "$work/fake.sum" | tr '\n' ' ')
+if [[ $st -eq 0 && $got == "$want " && $(<"$fake/cgroup.procs") == 0 ]] &&
+	awk 'NF != 7 || $4 != 102400 || $5 != 21504 || $6 != 1024 { bad = 1 } END { exit bad || NR == 0 }' "$work/fake.series"; then
+	ok "procsample -c on a v2 cgroup: joins it ('0' to cgroup.procs), memory.peak, kernel + sock, oom_kill; series with the cgroup's columns"
+else
+	fail "procsample -c on a fake v2 cgroup: exit $st, summary '$got', series '$(head -n 1 "$work/fake.series")'"
+fi
+
+# The caller's own memory cgroup, found here without goshim's code: v2
+# where its children can have the memory controller, else v1's. Empty
+# when neither can be written.
+memcg_parent() {
+	local mnt rel
+	mnt=$(awk '$(NF-2) == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	rel=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	if [[ -n $mnt && -n $rel ]] && grep -qw memory "$mnt$rel/cgroup.subtree_control" 2>/dev/null &&
+		[[ -w $mnt$rel ]]; then
+		echo "2 $mnt${rel%/}"
+		return
+	fi
+	mnt=$(awk '$(NF-2) == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+	rel=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' /proc/self/cgroup)
+	if [[ -n $mnt && -n $rel && -w $mnt$rel ]]; then
+		echo "1 $mnt${rel%/}"
+	fi
+}
+# outside_reading ENV...: hold 400 threads / 64 MiB under env ENV in a
+# cgroup of this script's making; once it holds, the cgroup's total and
+# kernel KiB.
+outside_reading() {
+	local cg=$cg_parent/tools-check-$$ ready=$work/ready.cg pid n=0 total kernel
+	rm -f "$ready"
+	mkdir "$cg"
+	# shellcheck disable=SC2016 # the inner shell expands it
+	env "$@" sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" 400 64 1500 "$3"' sh "$cg" "$hold" "$ready" >/dev/null &
+	pid=$!
+	while [[ ! -e $ready && $n -lt 600 ]]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	sleep 0.2
+	if [[ $cg_version == 2 ]]; then
+		total=$(($(<"$cg/memory.current") / 1024))
+		kernel=$(awk '$1 == "kernel" || $1 == "sock" { k += $2 } END { print int(k / 1024) }' "$cg/memory.stat")
+	else
+		total=$(($(<"$cg/memory.usage_in_bytes") / 1024))
+		kernel=$(($(<"$cg/memory.kmem.usage_in_bytes") / 1024))
+	fi
+	echo "$total $kernel"
+	reap "$pid" 120 || true
+	rmdir "$cg"
+}
+read -r cg_version cg_parent < <(memcg_parent) || true
+st=0
+bounded 300 "$goshim" compare --json -- "$hold" 400 64 1500 >"$work/m.json" 2>"$work/m.err" || st=$?
+if [[ -z ${cg_version:-} ]]; then
+	echo "     (no writable memory cgroup here: the RSS-only path is checked)"
+	check "compare without a memory cgroup: exit 0, total memory null, the reason given" \
+		"v['native']['mem_total_peak_kib'] is None and v['mem_cgroup'] is None and v['mem_cgroup_unavailable']" "$work/m.json"
+	if grep -q 'total memory not measured, RSS only: no memory cgroup to run in (' "$work/m.err"; then
+		ok "compare without a memory cgroup: said so on stderr"
+	else
+		fail "compare without a memory cgroup: stderr '$(head -c 300 "$work/m.err")'"
+	fi
+else
+	# (into files: a process substitution would run on past the read)
+	outside_reading -u LD_PRELOAD >"$work/out.native"
+	outside_reading LD_PRELOAD="$lib" >"$work/out.goshim"
+	read -r nat_total nat_kernel <"$work/out.native"
+	read -r gs_total gs_kernel <"$work/out.goshim"
+	echo "     cgroup v$cg_version under $cg_parent, while holding: native $nat_total KiB ($nat_kernel kernel), goshim $gs_total KiB ($gs_kernel kernel)"
+	check "compare --json: each side in its own v$cg_version memory cgroup" \
+		"$st == 0 and v['mem_cgroup'] == 'v$cg_version' and v['mem_cgroup_unavailable'] is None" "$work/m.json"
+	check "compare: hold 400 threads, 64 MiB: both sides' total memory >= 64 MiB" \
+		"all(v[m]['mem_total_peak_kib'] >= 65536 for m in ('native', 'goshim'))" "$work/m.json"
+	check "compare: native total memory within 15% of the outside reading ($nat_total KiB)" \
+		"0.85 * $nat_total <= v['native']['mem_total_peak_kib'] <= 1.15 * $nat_total" "$work/m.json"
+	check "compare: goshim total memory within 15% of the outside reading ($gs_total KiB)" \
+		"0.85 * $gs_total <= v['goshim']['mem_total_peak_kib'] <= 1.15 * $gs_total" "$work/m.json"
+	# (the kernel's share gets 1 MiB more: per-CPU charge caches)
+	check "compare: native kernel share within 15% of the outside reading ($nat_kernel KiB)" \
+		"0.85 * $nat_kernel - 1024 <= v['native']['mem_kernel_peak_kib'] <= 1.15 * $nat_kernel + 1024" "$work/m.json"
+	check "compare: goshim kernel share within 15% of the outside reading ($gs_kernel KiB)" \
+		"0.85 * $gs_kernel - 1024 <= v['goshim']['mem_kernel_peak_kib'] <= 1.15 * $gs_kernel + 1024" "$work/m.json"
+	check "compare: 400 threads cost the kernel more natively than under goshim" \
+		"v['native']['mem_kernel_peak_kib'] > v['goshim']['mem_kernel_peak_kib']" "$work/m.json"
+	left=$(find "$cg_parent" -maxdepth 1 -name 'goshim-*' | head -n 3)
+	if [[ -z $left ]]; then ok "compare: its cgroups are removed afterwards"; else fail "compare left cgroups: $left"; fi
+	bounded 300 "$goshim" compare -- "$hold" 3 1 300 >"$work/m.txt" 2>&1
+	if grep -qE '^peak total memory, MiB +[0-9.]+ +[0-9.]+ ' "$work/m.txt" &&
+		grep -qE '^  of it kernel, MiB +[0-9.]+ +[0-9.]+ ' "$work/m.txt" &&
+		grep -q "^total memory: .*memory cgroup (v$cg_version)" "$work/m.txt"; then
+		ok "compare table: peak total memory and its kernel share, both sides"
+	else
+		fail "compare table without total memory:"; cat "$work/m.txt"
+	fi
+fi
 
 echo "== goshim run"
 out=$(bounded 60 "$goshim" run --procs 3 --debug schedtrace=0 -- printenv GOMAXPROCS GOSHIM_DEBUG LD_PRELOAD 2>/dev/null | tr '\n' ' ')
@@ -316,7 +435,9 @@ python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["levels"][0]
 print("     (peak threads: native %s, goshim %s)" % (l["native"]["peak_threads"], l["goshim"]["peak_threads"]))' "$work/s.json"
 check "stress: latencies ordered p50 <= p90 <= p99 <= max" \
 	"all(0 < l[m]['p50_us'] <= l[m]['p90_us'] <= l[m]['p99_us'] <= l[m]['max_us'] for l in v['levels'] for m in ('native', 'goshim'))" "$work/s.json"
-if python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); m = [p.get("data-mode") for p in r.iter("{http://www.w3.org/2000/svg}polyline")]; sys.exit(0 if sorted(m) == ["goshim"] * 2 + ["native"] * 2 else 1)' "$work/s.svg"; then
+check "stress --json: the server's total memory both ways where a cgroup measures it" \
+	"all((l[m]['mem_total_peak_kib'] or 0) > 0 if v['mem_cgroup'] else l[m]['mem_total_peak_kib'] is None for l in v['levels'] for m in ('native', 'goshim'))" "$work/s.json"
+if python3 -c 'import json, sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); n = 3 if json.load(open(sys.argv[2]))["mem_cgroup"] else 2; m = [p.get("data-mode") for p in r.iter("{http://www.w3.org/2000/svg}polyline")]; sys.exit(0 if sorted(m) == ["goshim"] * n + ["native"] * n else 1)' "$work/s.svg" "$work/s.json"; then
 	ok "stress --svg: well-formed, both series"
 else
 	fail "stress --svg"
@@ -357,6 +478,34 @@ else
 	fail "stress on a taken port (exit $st): $(head -c 300 "$work/x.err")"
 fi
 
+# --mem-limit 4M: the bundled server holds a few connections in 4 MiB, then
+# the kernel kills it at the limit, both ways; the cgroups go afterwards.
+st=0
+bounded 300 "$goshim" stress --server "$httpd $port" --port "$port" --mem-limit 4M --json \
+	>"$work/l.json" 2>"$work/l.err" || st=$?
+if [[ -z ${cg_version:-} ]]; then
+	if [[ $st -eq 1 ]] && grep -q 'no memory cgroup to run in: ' "$work/l.err"; then
+		ok "stress --mem-limit without a memory cgroup: exit 1, says why"
+	else
+		fail "stress --mem-limit without a memory cgroup: exit $st: $(head -c 300 "$work/l.err")"
+	fi
+else
+	if [[ $st -eq 0 ]]; then ok "stress --mem-limit 4M: exit 0"; else fail "stress --mem-limit 4M: exit $st: $(tail -n 3 "$work/l.err")"; fi
+	check "stress --mem-limit 4M: both ways some connections held, then the kernel killed the server at the limit" \
+		"all(0 < v[m]['held'] < 2000 and v[m]['ending'] == 'oom' and v[m]['signal'] == 9 and v[m]['oom_kills'] >= 1 for m in ('native', 'goshim'))" "$work/l.json"
+	check "stress --mem-limit 4M: the total memory peaked at the limit, not above" \
+		"all(3 * 1024 <= v[m]['mem_total_peak_kib'] <= 4 * 1024 + 256 and v['mem_limit_kib'] == 4096 for m in ('native', 'goshim'))" "$work/l.json"
+	check "stress --mem-limit 4M: natively one OS thread per connection held" \
+		"v['native']['per_conn'] is None or abs(v['native']['per_conn']['threads'] - 1) < 0.1" "$work/l.json"
+	python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))
+print("     (held in 4 MiB: native %d, goshim %d)" % (v["native"]["held"], v["goshim"]["held"]))' "$work/l.json"
+	left=$(find "$cg_parent" -maxdepth 1 -name 'goshim-*' | head -n 3)
+	if [[ -z $left ]]; then ok "stress --mem-limit: its cgroups are removed afterwards"; else fail "stress --mem-limit left cgroups: $left"; fi
+fi
+if awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }' /proc/net/tcp; then
+	fail "stress --mem-limit: the server still listens on $port afterwards"
+fi
+
 echo "== goshim install"
 prefix=$work/prefix
 bounded 60 "$goshim" install "$prefix" >/dev/null
@@ -390,6 +539,10 @@ bad compare --bogus -- true
 bad stress --port 1
 bad stress --server true --port 1 --proto ftp
 bad stress --server true --port 1 --conns 10,x
+bad stress --server true --port 1 --mem-limit 100K
+bad stress --server true --port 1 --mem-limit lots
+bad stress --server true --port 1 --mem-limit 64M --conns 10
+bad stress --server true --port 1 --max-conns 10
 bad install a b
 bad dump
 bad dump x

@@ -29,13 +29,29 @@
  * (answered, warm-up included), requests (answered and counted), errors,
  * reqs_per_s, p50_us, p90_us, p99_us, max_us; then closes every connection
  * (the bench's echo server exits when all are gone). Exits 1 if there was
- * any error (after printing), 2 on bad usage. */
+ * any error (after printing), 2 on bad usage.
+ *
+ * net_load [-P echo|http] [-u PATH] [-T TIMEOUT_MS] [-L FILE] -F MAX PORT
+ *
+ * Fill (`goshim stress --mem-limit`): how many connections does the server
+ * hold? Connections are opened one at a time, each sends one request and
+ * waits for its reply, then stays open and idle, until one fails or MAX are
+ * held; all of them stay open 500 ms more (the sampler's ticks at the
+ * plateau), then close. Prints "held N" (connections answered and open when
+ * it ended) and "ended WHY": max, refused (connect refused: nothing
+ * listens), closed (the server closed or reset the new connection, or sent
+ * a wrong reply), timeout (no connect or reply in TIMEOUT_MS), or generator
+ * (this side's limit: fds or local ports). What failed goes to stderr. -L
+ * FILE gets the CLOCK_MONOTONIC time (ns) of each held connection's reply,
+ * one a line: how many were held when. Exits 0 after a fill, whatever ended
+ * it. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +59,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -200,8 +217,83 @@ static long arg(const char *s, long min)
 static void usage(void)
 {
 	fprintf(stderr, "usage: net_load [-P echo|http] [-r REQUESTS] [-u PATH] "
-			"[-T TIMEOUT_MS] PORT CONNS WARMUP_MS MEASURE_MS\n");
+			"[-T TIMEOUT_MS] PORT CONNS WARMUP_MS MEASURE_MS\n"
+			"       net_load [-P echo|http] [-u PATH] [-T TIMEOUT_MS] "
+			"[-L FILE] -F MAX PORT\n");
 	exit(2);
+}
+
+/* -F: see the top of the file. */
+static int fill(const struct sockaddr_in *a, long max, int64_t timeout_ns,
+		FILE *log)
+{
+	struct timeval tv = { .tv_sec = timeout_ns / 1000000000,
+			      .tv_usec = timeout_ns % 1000000000 / 1000 };
+	struct conn c = { .fd = -1 };
+	const char *ended = "max";
+	long held = 0;
+
+	if (http && !(c.buf = malloc(REPLY_MAX)))
+		die("malloc");
+	while (held < max) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+		if (fd < 0) {
+			fprintf(stderr, "net_load: connection %ld: socket: %s\n",
+				held + 1, strerror(errno));
+			ended = "generator";
+			break;
+		}
+		/* a blocking connect that takes longer fails with EINPROGRESS */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		if (connect(fd, (const struct sockaddr *)a, sizeof *a)) {
+			fprintf(stderr, "net_load: connection %ld: connect: %s\n",
+				held + 1, strerror(errno));
+			ended = errno == ECONNREFUSED	? "refused"
+				: errno == EINPROGRESS	? "timeout"
+				: errno == EADDRNOTAVAIL ? "generator"
+							 : "closed";
+			close(fd);
+			break;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		c.fd = fd;
+		c.seq = (uint32_t)held;
+		live = 1;
+		send_req(&c);
+		int64_t deadline = now_ns() + timeout_ns;
+		int r = 0;
+		while (c.fd >= 0 && r == 0) {
+			struct pollfd p = { .fd = c.fd, .events = POLLIN };
+			int64_t left = deadline - now_ns();
+			int n = left > 0 ? poll(&p, 1, (int)((left + 999999) / 1000000)) : 0;
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				fail(&c, "no reply in time");
+				ended = "timeout";
+				break;
+			}
+			r = on_readable(&c);
+		}
+		if (r != 1) {
+			if (strcmp(ended, "timeout"))
+				ended = "closed";
+			fprintf(stderr, "net_load: connection %ld failed\n", held + 1);
+			break;
+		}
+		c.busy = 0;
+		outstanding--;
+		held++; /* its fd stays open until exit */
+		if (log)
+			fprintf(log, "%lld\n", (long long)now_ns());
+	}
+	if (log && fclose(log))
+		die("-L");
+	printf("held %ld\nended %s\n", held, ended);
+	fflush(stdout);
+	usleep(500000);
+	return 0;
 }
 
 static double pct_us(const int64_t *lat, size_t n, int pct)
@@ -214,14 +306,15 @@ int main(int argc, char **argv)
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	struct epoll_event ev[NEVENTS];
 	int64_t *lat = NULL, t0, start, end, last_done = 0, timeout_ns;
-	long conns, limit = -1, sent = 0, total = 0;
+	long conns, limit = -1, sent = 0, total = 0, fill_max = 0;
 	size_t nlat = 0, cap = 0;
 	const char *path = "/";
+	FILE *log = NULL;
 	struct conn *cs;
 	int ep, opt;
 
 	timeout_ns = 10000 * (int64_t)1000000;
-	while ((opt = getopt(argc, argv, "P:r:u:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "P:r:u:T:F:L:")) != -1) {
 		switch (opt) {
 		case 'P':
 			if (strcmp(optarg, "http") == 0)
@@ -238,18 +331,31 @@ int main(int argc, char **argv)
 		case 'T':
 			timeout_ns = arg(optarg, 1) * (int64_t)1000000;
 			break;
+		case 'F':
+			fill_max = arg(optarg, 1);
+			break;
+		case 'L':
+			if (!(log = fopen(optarg, "we")))
+				die(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
-	if (argc - optind != 4 || path[0] != '/' || strlen(path) > 256)
+	if (argc - optind != (fill_max ? 1 : 4) || path[0] != '/' ||
+	    strlen(path) > 256 || (fill_max && limit != -1) || (log && !fill_max))
 		usage();
 	argv += optind;
 	http_req_len = (size_t)snprintf(http_req, sizeof http_req,
 					"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
 					path);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = htons((uint16_t)arg(argv[0], 1));
+	long port = arg(argv[0], 1);
+	if (port > 65535)
+		usage();
+	a.sin_port = htons((uint16_t)port);
+	if (fill_max)
+		return fill(&a, fill_max, timeout_ns, log);
 	conns = arg(argv[1], 1);
 	cs = calloc((size_t)conns, sizeof *cs);
 	ep = epoll_create1(EPOLL_CLOEXEC);

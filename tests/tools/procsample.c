@@ -1,4 +1,5 @@
-/* procsample [-i MS] [-s SERIES] [-o SUMMARY] [-e NAME=VALUE]... -- CMD ARGS...
+/* procsample [-i MS] [-s SERIES] [-o SUMMARY] [-c CGROUP] [-e NAME=VALUE]...
+ *            -- CMD ARGS...
  *
  * The sampler of `goshim compare` and `goshim stress`. Runs CMD (stdin,
  * stdout and stderr inherited; each -e sets an environment variable for CMD
@@ -11,9 +12,36 @@
  *   status N        CMD's exit code, or 128+SIG when killed by SIG
  *   signal N        the signal that killed it (0 if none)
  *   wall_s          from fork to reaping
+ *   start_ns        CLOCK_MONOTONIC at the fork, the series' time 0
  *   user_s sys_s    CPU time of CMD and its waited-for descendants (wait4's
  *   vol_cs invol_cs rusage: exact, every thread, however short-lived)
  *   peak_threads mean_threads peak_rss_kib mean_rss_kib samples
+ *
+ * -c CGROUP is the directory of an empty memory cgroup, v2 (memory.current)
+ * or v1 (memory.usage_in_bytes), made by the caller: CMD joins it between
+ * fork and exec, the sampler stays outside (so an OOM kill there picks CMD's
+ * tree, never the sampler). Each tick then also reads the cgroup's total
+ * memory, user and kernel, and its kernel share, and sums the page tables
+ * (VmPTE) over the tree; a SERIES line gets "TOTAL_KIB KERNEL_KIB SOCK_KIB
+ * PAGETABLES_KIB" more, and SUMMARY these lines more:
+ *
+ *   mem_cgroup N               1 or 2, the cgroup version
+ *   mem_total_peak_kib         user + kernel: v2 memory.peak, v1
+ *                              memory.max_usage_in_bytes, or the largest
+ *                              sample if that is larger (or the file absent)
+ *   mem_kernel_peak_kib        the kernel's part: v2 memory.stat's kernel +
+ *                              sock, v1 memory.kmem.usage_in_bytes (or its
+ *                              max_usage) + memory.kmem.tcp
+ *   mem_sock_peak_kib          socket buffers, sampled: v2 sock, v1
+ *                              memory.kmem.tcp (whose max_usage also holds
+ *                              the burst of a killed server's sockets
+ *                              being torn down)
+ *   mem_pagetables_peak_kib    the tree's page tables
+ *   mem_oom_kills              processes the kernel killed for the limit
+ *
+ * v1 charges socket buffers to a counter of their own, apart from
+ * memory.usage_in_bytes (and only once something set memory.kmem.tcp's
+ * limit): total and kernel add it, so both versions count the same things.
  *
  * Why C and why so: a shell loop cannot read a 10,000-thread process every
  * 10 ms without being the load itself. The tree is found by scanning /proc
@@ -53,6 +81,14 @@ struct table {
 static volatile sig_atomic_t child_pid;
 static long page_kib;
 
+/* The memory cgroup of -c, and what one tick read from it (KiB). */
+static const char *cg_dir;
+static int cg_version;
+
+struct memsample {
+	long total, kernel, sock, pagetables;
+};
+
 static void forward(int sig)
 {
 	if (child_pid > 0)
@@ -63,6 +99,108 @@ static void die(const char *what)
 {
 	fprintf(stderr, "procsample: %s: %s\n", what, strerror(errno));
 	exit(126);
+}
+
+/* The first number in DIR/NAME (bytes), or -1 when it cannot be read. */
+static long long cg_read(const char *name)
+{
+	char path[4096], buf[64];
+	snprintf(path, sizeof path, "%s/%s", cg_dir, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *end;
+	long long v = strtoll(buf, &end, 10);
+	return end == buf ? -1 : v;
+}
+
+/* The value of KEY in DIR/NAME, a file of "key value" lines (memory.stat,
+ * memory.events, memory.oom_control), or -1 when it is not there. */
+static long long cg_key(const char *name, const char *key)
+{
+	char path[4096], line[256];
+	size_t kl = strlen(key);
+	long long v = -1;
+	snprintf(path, sizeof path, "%s/%s", cg_dir, name);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+			v = strtoll(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static long kib(long long bytes)
+{
+	return bytes > 0 ? (long)(bytes / 1024) : 0;
+}
+
+/* The cgroup's total and kernel share now (the tree's page tables are
+ * summed in sample()). */
+static void cg_sample(struct memsample *m)
+{
+	if (cg_version == 2) {
+		static const char *const parts[] = { "kernel_stack", "pagetables",
+						     "percpu", "slab", "vmalloc" };
+		long long kernel = cg_key("memory.stat", "kernel");
+		if (kernel < 0) { /* before Linux 5.18: the parts it sums */
+			kernel = 0;
+			for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+				long long v = cg_key("memory.stat", parts[i]);
+				kernel += v > 0 ? v : 0;
+			}
+		}
+		long long sock = cg_key("memory.stat", "sock");
+		m->total = kib(cg_read("memory.current"));
+		m->sock = kib(sock);
+		m->kernel = kib(kernel) + m->sock;
+	} else {
+		long long tcp = cg_read("memory.kmem.tcp.usage_in_bytes");
+		m->sock = kib(tcp);
+		m->total = kib(cg_read("memory.usage_in_bytes")) + m->sock;
+		m->kernel = kib(cg_read("memory.kmem.usage_in_bytes")) + m->sock;
+	}
+}
+
+/* VmPTE of PID in KiB, 0 when it cannot be read. */
+static long pagetables_of(int pid)
+{
+	char path[48], line[128];
+	long v = 0;
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "VmPTE:", 6) == 0) {
+			v = strtol(line + 6, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* CMD's side of -c, between fork and exec: into the cgroup. */
+static void cg_join(void)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/cgroup.procs", cg_dir);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "0\n", 2) != 2) {
+		fprintf(stderr, "procsample: joining %s: %s\n", cg_dir,
+			strerror(errno));
+		_exit(126);
+	}
+	close(fd);
 }
 
 static double now(void)
@@ -135,9 +273,10 @@ static int read_stat(int pid, int *ppid, long *threads, long *rss_kib)
 }
 
 /* One tick: the pids now in /proc, classified (kept from OLD, or new: ours
- * when the parent is ours), into NEW; sums of threads and RSS over ours. */
+ * when the parent is ours), into NEW; sums of threads and RSS over ours,
+ * and with -c the cgroup's memory into M. */
 static void sample(int root, struct table *old, struct table *new,
-		   long *threads, long *rss_kib)
+		   long *threads, long *rss_kib, struct memsample *m)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -161,6 +300,7 @@ static void sample(int root, struct table *old, struct table *new,
 	 * classified first by going round until nothing changes. */
 	*threads = 0;
 	*rss_kib = 0;
+	*m = (struct memsample){ 0 };
 	while (again) {
 		again = 0;
 		for (size_t i = 0; i < new->n; i++) {
@@ -192,14 +332,18 @@ static void sample(int root, struct table *old, struct table *new,
 		    read_stat(new->v[i].pid, &ppid, &th, &rss) == 0) {
 			*threads += th;
 			*rss_kib += rss;
+			if (cg_dir)
+				m->pagetables += pagetables_of(new->v[i].pid);
 		}
 	}
+	if (cg_dir)
+		cg_sample(m);
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: procsample [-i MS] [-s SERIES] [-o SUMMARY] "
-			"[-e NAME=VALUE]... -- CMD ARGS...\n");
+			"[-c CGROUP] [-e NAME=VALUE]... -- CMD ARGS...\n");
 	exit(2);
 }
 
@@ -212,7 +356,7 @@ int main(int argc, char **argv)
 
 	if (!envs)
 		die("calloc");
-	while ((opt = getopt(argc, argv, "+i:s:o:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "+i:s:o:c:e:")) != -1) {
 		switch (opt) {
 		case 'i':
 			interval_ms = atol(optarg);
@@ -224,6 +368,9 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			summary_path = optarg;
+			break;
+		case 'c':
+			cg_dir = optarg;
 			break;
 		case 'e':
 			if (!strchr(optarg, '='))
@@ -237,6 +384,19 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		usage();
 	page_kib = sysconf(_SC_PAGESIZE) / 1024;
+	if (cg_dir) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/memory.current", cg_dir);
+		if (access(path, R_OK) == 0) {
+			cg_version = 2;
+		} else {
+			snprintf(path, sizeof path, "%s/memory.usage_in_bytes",
+				 cg_dir);
+			if (access(path, R_OK))
+				die(path);
+			cg_version = 1;
+		}
+	}
 
 	FILE *series = NULL;
 	if (series_path && !(series = fopen(series_path, "w")))
@@ -260,6 +420,8 @@ int main(int argc, char **argv)
 		signal(SIGHUP, SIG_DFL);
 		for (int i = 0; i < nenv; i++)
 			putenv(envs[i]);
+		if (cg_dir)
+			cg_join();
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "procsample: exec %s: %s\n", argv[optind],
 			strerror(errno));
@@ -270,6 +432,7 @@ int main(int argc, char **argv)
 	struct table a = { 0 }, b = { 0 }, *old = &a, *cur = &b;
 	struct timespec next;
 	struct rusage ru;
+	struct memsample m, peak = { 0 };
 	long peak_threads = 0, peak_rss = 0, samples = 0;
 	double sum_threads = 0, sum_rss = 0;
 	int status = 0;
@@ -277,7 +440,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		long th, rss;
-		sample(pid, old, cur, &th, &rss);
+		sample(pid, old, cur, &th, &rss, &m);
 		struct table *t = old;
 		old = cur;
 		cur = t;
@@ -296,7 +459,19 @@ int main(int argc, char **argv)
 				peak_threads = th;
 			if (rss > peak_rss)
 				peak_rss = rss;
-			if (series)
+			if (m.total > peak.total)
+				peak.total = m.total;
+			if (m.kernel > peak.kernel)
+				peak.kernel = m.kernel;
+			if (m.sock > peak.sock)
+				peak.sock = m.sock;
+			if (m.pagetables > peak.pagetables)
+				peak.pagetables = m.pagetables;
+			if (series && cg_dir)
+				fprintf(series, "%.0f %ld %ld %ld %ld %ld %ld\n",
+					(now() - t0) * 1e3, th, rss, m.total,
+					m.kernel, m.sock, m.pagetables);
+			else if (series)
 				fprintf(series, "%.0f %ld %ld\n",
 					(now() - t0) * 1e3, th, rss);
 		}
@@ -316,6 +491,24 @@ int main(int argc, char **argv)
 		fclose(series);
 	if (ru.ru_maxrss > peak_rss)
 		peak_rss = ru.ru_maxrss;
+	long long oom_kills = 0;
+	if (cg_dir) {
+		/* The kernel's own high-water marks catch a peak between two
+		 * ticks; v1 keeps one for the kernel share too. */
+		long total = kib(cg_read(cg_version == 2 ? "memory.peak"
+							 : "memory.max_usage_in_bytes"));
+		if (total > peak.total)
+			peak.total = total;
+		if (cg_version == 1) {
+			long kernel = kib(cg_read("memory.kmem.max_usage_in_bytes"));
+			if (kernel > peak.kernel)
+				peak.kernel = kernel;
+		}
+		oom_kills = cg_version == 2 ? cg_key("memory.events", "oom_kill")
+					    : cg_key("memory.oom_control", "oom_kill");
+		if (oom_kills < 0)
+			oom_kills = 0;
+	}
 
 	if (summary_path) {
 		FILE *f = fopen(summary_path, "w");
@@ -325,6 +518,7 @@ int main(int argc, char **argv)
 		fprintf(f, "signal %d\n",
 			WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 		fprintf(f, "wall_s %.3f\n", wall);
+		fprintf(f, "start_ns %.0f\n", t0 * 1e9);
 		fprintf(f, "user_s %.3f\n",
 			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6);
 		fprintf(f, "sys_s %.3f\n",
@@ -338,6 +532,15 @@ int main(int argc, char **argv)
 		fprintf(f, "mean_rss_kib %.0f\n",
 			samples ? sum_rss / (double)samples : 0.0);
 		fprintf(f, "samples %ld\n", samples);
+		if (cg_dir) {
+			fprintf(f, "mem_cgroup %d\n", cg_version);
+			fprintf(f, "mem_total_peak_kib %ld\n", peak.total);
+			fprintf(f, "mem_kernel_peak_kib %ld\n", peak.kernel);
+			fprintf(f, "mem_sock_peak_kib %ld\n", peak.sock);
+			fprintf(f, "mem_pagetables_peak_kib %ld\n",
+				peak.pagetables);
+			fprintf(f, "mem_oom_kills %lld\n", oom_kills);
+		}
 		if (fclose(f))
 			die(summary_path);
 	}
