@@ -24,11 +24,14 @@ static void nap_ms(long ms)
 		;
 }
 
-/* Outlasts the waiter's deadline; the holder lets go meanwhile. */
+/* Outlasts the waiter's deadline by far; the holder lets go meanwhile.
+ * The signal comes 250 ms before the deadline: a loaded machine may
+ * delay it a while, and a deadline that passes before the handler runs,
+ * with the lock still held, is a timeout natively too. */
 static void on_usr1(int sig)
 {
 	(void)sig;
-	nap_ms(300);
+	nap_ms(600);
 	handled++;
 }
 
@@ -44,11 +47,11 @@ static void *holder(void *arg)
 	return NULL;
 }
 
-static struct timespec in_100ms(clockid_t clk)
+static struct timespec in_300ms(clockid_t clk)
 {
 	struct timespec ts;
 	clock_gettime(clk, &ts);
-	ts.tv_nsec += 100000000;
+	ts.tv_nsec += 300000000;
 	if (ts.tv_nsec >= 1000000000) {
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000;
@@ -62,7 +65,7 @@ static void round_(const char *what, int write, clockid_t clk)
 	pthread_create(&h, NULL, holder, NULL);
 	while (sem_wait(&held) != 0)
 		;
-	struct timespec dl = in_100ms(clk);
+	struct timespec dl = in_300ms(clk);
 	int r;
 	if (clk == CLOCK_REALTIME)
 		r = write ? pthread_rwlock_timedwrlock(&rw, &dl)

@@ -108,7 +108,10 @@ int main(void)
 	pthread_create(&u, NULL, usr1_blocker, qfd);
 	pid_t kid = fork();
 	if (kid == 0) {
-		usleep(100000);
+		/* Long enough for the parent to be asleep, on a loaded
+		 * machine too: a signal before the nanosleep would leave it
+		 * its whole 5 s, natively as well. */
+		usleep(400000);
 		kill(getppid(), SIGUSR1);
 		_exit(0);
 	}
