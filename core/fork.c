@@ -31,6 +31,7 @@
  * starts an M as usual.
  */
 #include <sys/single_threaded.h>
+#include "cpuclock.h"
 #include "futex.h"
 #include "netpoll.h"
 #include "runtime.h"
@@ -109,6 +110,7 @@ static void fork_child_runtime(struct g *gp)
 		gp->clear_tid = NULL;
 	}
 	sched_fork_child(gp);
+	cpuclock_fork_child(gp);
 	sigroute_fork_child(gp);
 	/* glibc's child may count itself single-threaded; goroutines still
 	 * interleave on its one thread. */

@@ -107,6 +107,16 @@ bool shim_tid_syscall(long nr, const long *a, long *ret);
  * answered, with the C library's result in *ret. */
 bool shim_futex_syscall(const long *a, long *ret);
 
+/* cpuclock.c: what a CPU clockid names: a goroutine's thread clock (in
+ * *gp, counting *which: 0 user+system, 1 user, 2 all), a clock only the
+ * kernel knows (a process's; a thread goshim did not make), or no clock
+ * (EINVAL: a goroutine that has ended; a bad kind). */
+enum { CPU_KERNEL, CPU_GOROUTINE, CPU_INVALID };
+int shim_cpuclock_target(clockid_t clk, struct g **gp, int *which);
+/* That clock's value in ns, or -1 if the goroutine, found by tid,
+ * ended meanwhile. */
+int64_t shim_cpuclock_ns(struct g *gp, pid_t tid, int which);
+
 /* Monotonic deadline (ns) from an absolute time on clock clk. */
 int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);
 
