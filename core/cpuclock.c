@@ -78,10 +78,16 @@ static void rec_unlock(struct g *gp, uint32_t s)
 #define REC_STORE(f, v) __atomic_store_n(&(f), (v), __ATOMIC_RELAXED)
 #define REC_LOAD(f) __atomic_load_n(&(f), __ATOMIC_RELAXED)
 
+/*
+ * A run begins where the M's last counted run ended: what the M did in
+ * between, on g0, was finding this goroutine (an idle M's sleep costs no
+ * CPU time), and one clock read per switch is half the cost of two.
+ */
 void cpuclock_begin(struct m *mp, struct g *gp)
 {
 	uint64_t run = atomic_load_explicit(&mp->runseq, memory_order_relaxed);
-	int64_t now = self_cputime();
+	int64_t now = mp->cpu_last_seq == run - 1 ? mp->cpu_last
+						  : self_cputime();
 	uint32_t s = rec_lock(gp);
 
 	/* cpuclock_enable may have found this run first: its start stays,
@@ -96,10 +102,13 @@ void cpuclock_begin(struct m *mp, struct g *gp)
 
 void cpuclock_end(struct m *mp, struct g *gp)
 {
-	uint64_t run =
-		atomic_load_explicit(&mp->runseq, memory_order_relaxed) - 1;
+	uint64_t seq = atomic_load_explicit(&mp->runseq, memory_order_relaxed);
+	uint64_t run = seq - 1;
 	int64_t now = self_cputime();
 	uint32_t s = rec_lock(gp);
+
+	mp->cpu_last = now;
+	mp->cpu_last_seq = now >= 0 ? seq : 0;
 
 	if (gp->cpu_m == mp && gp->cpu_run == run) {
 		if (now > gp->cpu_since)
@@ -142,11 +151,29 @@ int64_t cpuclock_read(struct g *gp)
 	}
 }
 
-/* Every thread of the process passes a full memory barrier. */
+/* 1: registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED; -1: refused. */
+static _Atomic int barrier_state;
+
+/* Registering waits for an RCU grace period (milliseconds, more under
+ * load): sysmon does it when it has time, so that the first question
+ * does not wait. */
+void cpuclock_prepare(void)
+{
+	if (atomic_load(&barrier_state) == 0)
+		atomic_store(&barrier_state,
+			     SYS3(SYS_membarrier,
+				  MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
+				  0) == 0
+				     ? 1
+				     : -1);
+}
+
+/* Every thread of the process passes a full memory barrier: IPIs to
+ * the CPUs that run one, or a grace period. */
 static bool process_barrier(void)
 {
-	if (SYS3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
-		 0) == 0 &&
+	cpuclock_prepare();
+	if (atomic_load(&barrier_state) == 1 &&
 	    SYS3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
 		return true;
 	return SYS3(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
@@ -215,8 +242,10 @@ void cpuclock_reset(struct g *gp)
 void cpuclock_fork_child(struct g *gp)
 {
 	atomic_store(&enable_lock.key, 0);
+	atomic_store(&barrier_state, 0); /* a registration is per mm */
 	if (gp == NULL)
 		return;
+	gp->m->cpu_last_seq = 0; /* a new thread: its clock starts over */
 	atomic_store(&gp->cpu_seq, atomic_load(&gp->cpu_seq) & ~1u);
 	gp->cpu_ns = 0;
 	gp->cpu_since = 0;

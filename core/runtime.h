@@ -179,6 +179,9 @@ struct m {
 	int64_t id;
 	struct g *g0;
 	struct g *curg;
+	/* Bumped as a goroutine starts and ends each run here: odd while
+	 * curg runs (cpuclock.h). */
+	_Atomic uint64_t runseq;
 	struct p *p;
 	struct p *nextp;	/* P handed over by startm */
 	struct p *oldp;		/* P left behind by entersyscall */
@@ -217,9 +220,10 @@ struct m {
 	uint32_t sysmon_stillness; /* looks since, while MP_LOST */
 
 	struct trace_buf *trace; /* its GOSHIM_TRACE events (trace.c) */
-	/* Bumped as a goroutine starts and ends each run here: odd while
-	 * curg runs (cpuclock.h). */
-	_Atomic uint64_t runseq;
+	/* Its thread's CPU clock as its last counted run ended, and runseq
+	 * then (cpuclock.c). */
+	int64_t cpu_last;
+	uint64_t cpu_last_seq;
 };
 
 /*

@@ -40,6 +40,7 @@
 #include <sys/resource.h>
 #include "chaos.h"
 #include "asan.h"
+#include "cpuclock.h"
 #include "debug.h"
 #include "gomaxprocs.h"
 #include "netpoll.h"
@@ -461,6 +462,8 @@ static void *sysmon_main(void *arg)
 		preempt_refresh_text(now);
 		gomaxprocs_follow(now);
 		idle = retaken ? 0 : idle + 1;
+		if (idle == 50)
+			cpuclock_prepare();
 	}
 	return NULL;
 }

@@ -54,8 +54,12 @@ int shim_cpuclock_target(clockid_t clk, struct g **gpp, int *which)
 {
 	if (clk == CLOCK_THREAD_CPUTIME_ID)
 		clk = cpu_clockid(0, CPU_SCHED, true);
-	if (clk >= 0 || !(clk & CPU_PERTHREAD) ||
-	    !atomic_load(&runtime_running))
+	if (clk >= 0 || !(clk & CPU_PERTHREAD))
+		return CPU_KERNEL;
+	/* Asked before the second thread, it is still the kernel's clock,
+	 * and goroutines' clocks count from their start. */
+	cpuclock_enable();
+	if (!atomic_load(&runtime_running))
 		return CPU_KERNEL;
 	*which = clk & 3;
 	if (*which == CPU_MAX)
@@ -77,7 +81,6 @@ int shim_cpuclock_target(clockid_t clk, struct g **gpp, int *which)
 
 int64_t shim_cpuclock_ns(struct g *gp, pid_t tid, int which)
 {
-	cpuclock_enable();
 	int64_t ns = cpuclock_read(gp);
 	/* It ended, and its G began another thread, while we read. */
 	if (ns < 0 || __atomic_load_n(&gp->tid, __ATOMIC_RELAXED) != tid)
@@ -152,7 +155,6 @@ GOSHIM_EXPORT int clock_getres(clockid_t clk, struct timespec *res)
 		return fail(EINVAL);
 	case CPU_GOROUTINE:
 		/* The kernel's resolution for a thread clock of this kind. */
-		cpuclock_enable();
 		return real.clock_getres(cpu_clockid(0, which, true), res);
 	}
 	return real.clock_getres(clk, res);
@@ -187,6 +189,8 @@ static struct timeval ns_tv(int64_t ns)
 GOSHIM_EXPORT int getrusage(int who, struct rusage *ru)
 {
 	real_init();
+	if (who == RUSAGE_THREAD)
+		cpuclock_enable();
 	if (who != RUSAGE_THREAD || !atomic_load(&runtime_running) ||
 	    !on_goroutine())
 		return real.getrusage(who, ru);
@@ -194,7 +198,6 @@ GOSHIM_EXPORT int getrusage(int who, struct rusage *ru)
 	struct rusage proc, r = { 0 };
 	if (real.getrusage(RUSAGE_SELF, &proc) != 0)
 		return -1;
-	cpuclock_enable();
 	int64_t ns = cpuclock_read(gp), user, sys;
 	if (ns < 0)
 		return fail(EINVAL);
