@@ -79,9 +79,10 @@ static void rec_unlock(struct g *gp, uint32_t s)
 #define REC_LOAD(f) __atomic_load_n(&(f), __ATOMIC_RELAXED)
 
 /*
- * A run begins where the M's last counted run ended: what the M did in
- * between, on g0, was finding this goroutine (an idle M's sleep costs no
- * CPU time), and one clock read per switch is half the cost of two.
+ * A run begins where the M's last counted run ended, unless the M went
+ * looking for work in between (findrunnable clears cpu_last_seq): what
+ * it did then, on g0, was taking this goroutine from its run queue, and
+ * one clock read per switch is half the cost of two.
  */
 void cpuclock_begin(struct m *mp, struct g *gp)
 {

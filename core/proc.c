@@ -544,6 +544,9 @@ top:
 		if (gp)
 			return gp;
 	}
+	/* The next goroutine's CPU clock does not count the search from
+	 * here (polling, stealing, spinning): it reads its own start. */
+	mp->cpu_last_seq = 0;
 	/* A goroutine that ended left its mask on the thread: no process
 	 * signal may land on it while this M searches (a short search
 	 * straight into the next goroutine costs no system call). */

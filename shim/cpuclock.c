@@ -214,3 +214,31 @@ GOSHIM_EXPORT int getrusage(int who, struct rusage *ru)
 	r.ru_nivcsw = gp->nivcsw;
 	return sys_copy_out(ru, &r, sizeof r) != 0 ? fail(EFAULT) : 0;
 }
+
+bool shim_cpuclock_syscall(long nr, const long *a, long *ret)
+{
+	struct g *gp;
+	int which;
+
+	switch (nr) {
+	case SYS_clock_gettime:
+		*ret = clock_gettime((clockid_t)a[0], (struct timespec *)a[1]);
+		return true;
+	case SYS_clock_getres:
+		*ret = clock_getres((clockid_t)a[0], (struct timespec *)a[1]);
+		return true;
+	case SYS_getrusage:
+		*ret = getrusage((int)a[0], (struct rusage *)a[1]);
+		return true;
+	case SYS_clock_nanosleep:
+		if (shim_cpuclock_target((clockid_t)a[0], &gp, &which) ==
+		    CPU_KERNEL)
+			return false;
+		int err = clock_nanosleep((clockid_t)a[0], (int)a[1],
+					  (const struct timespec *)a[2],
+					  (struct timespec *)a[3]);
+		*ret = err ? fail(err) : 0;
+		return true;
+	}
+	return false;
+}

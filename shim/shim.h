@@ -117,6 +117,11 @@ int shim_cpuclock_target(clockid_t clk, struct g **gp, int *which);
  * ended meanwhile. */
 int64_t shim_cpuclock_ns(struct g *gp, pid_t tid, int which);
 
+/* syscall()'s CPU clock calls (clock_gettime, clock_getres, getrusage,
+ * clock_nanosleep on a thread clock): true if it answered nr, with the
+ * C library's result in *ret. */
+bool shim_cpuclock_syscall(long nr, const long *a, long *ret);
+
 /* Monotonic deadline (ns) from an absolute time on clock clk. */
 int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);
 
