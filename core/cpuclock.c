@@ -18,6 +18,7 @@
  * it after its barrier sees true and does its own begin and end.
  */
 #include <linux/membarrier.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include "cpuclock.h"
@@ -278,4 +279,30 @@ void cpuclock_split(struct g *gp, int64_t ns, int64_t puser, int64_t psys,
 	rec_unlock(gp, s);
 	*user = ut;
 	*sys = st;
+}
+
+int64_t cpuclock_value(struct g *gp, pid_t tid, int which)
+{
+	int64_t ns = cpuclock_read(gp);
+
+	/* It ended (the main thread's clock outlives it, as the kernel
+	 * keeps a thread group's leader), or its G began another thread,
+	 * while we read. */
+	if (ns < 0 || __atomic_load_n(&gp->tid, __ATOMIC_RELAXED) != tid ||
+	    g_gone(gp) ||
+	    (__atomic_load_n(&gp->exited, __ATOMIC_ACQUIRE) && !gp->is_main))
+		return -1;
+	if (which != CPU_VIRT)
+		return ns;
+	struct rusage ru;
+	int64_t user, sys;
+	if (SYS2(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
+		return -1;
+	cpuclock_split(gp, ns,
+		       ru.ru_utime.tv_sec * 1000000000LL +
+			       ru.ru_utime.tv_usec * 1000,
+		       ru.ru_stime.tv_sec * 1000000000LL +
+			       ru.ru_stime.tv_usec * 1000,
+		       &user, &sys);
+	return user;
 }

@@ -19,6 +19,7 @@
 #ifndef GOSHIM_CPUCLOCK_H
 #define GOSHIM_CPUCLOCK_H
 
+#include <time.h>
 #include "runtime.h"
 
 extern _Atomic bool cpuclock_on;
@@ -59,6 +60,12 @@ void cpuclock_enable(void);
 /* gp's CPU time, ns (gp may run meanwhile, on another M); -1 if its
  * M's clock could not be read. */
 int64_t cpuclock_read(struct g *gp);
+/* What a CPU clock counts (the low bits of its clockid). */
+enum { CPU_PROF, CPU_VIRT, CPU_SCHED, CPU_MAX };
+/* The value of the goroutine's clock that counts which (user time for
+ * CPU_VIRT, all of it else), or -1 if the goroutine, known by its tid,
+ * has ended. */
+int64_t cpuclock_value(struct g *gp, pid_t tid, int which);
 /* gp's ns split into user and system time in the proportion of the
  * process's (puser, psys), neither part less than gp was told before. */
 void cpuclock_split(struct g *gp, int64_t ns, int64_t puser, int64_t psys,
@@ -70,5 +77,19 @@ void cpuclock_adopt(struct m *mp, struct g *gp);
 void cpuclock_reset(struct g *gp);
 /* The child of fork: gp's thread is new, and its clock starts at 0. */
 void cpuclock_fork_child(struct g *gp);
+
+/* ---- cputimer.c: timer_create on those clocks ----
+ * Each returns 0 or an errno; ids are cputimer_id's. */
+bool cputimer_id(uintptr_t id);
+int cputimer_create(struct g *gp, int which, const struct sigevent *sev,
+		    uintptr_t *id);
+int cputimer_settime(uintptr_t id, int flags, const struct itimerspec *nv,
+		     struct itimerspec *old);
+int cputimer_gettime(uintptr_t id, struct itimerspec *cur);
+int cputimer_getoverrun(uintptr_t id); /* the count, or -errno */
+int cputimer_delete(uintptr_t id);
+/* sysmon, each round: fire what is due; *next: when to look again. */
+void cputimers_run(int64_t now, int64_t *next);
+void cputimers_fork_child(void);
 
 #endif

@@ -111,6 +111,7 @@ static void fork_child_runtime(struct g *gp)
 	}
 	sched_fork_child(gp);
 	cpuclock_fork_child(gp);
+	cputimers_fork_child();
 	sigroute_fork_child(gp);
 	/* glibc's child may count itself single-threaded; goroutines still
 	 * interleave on its one thread. */

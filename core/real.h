@@ -62,6 +62,12 @@ struct real_fns {
 	int (*clock_getres)(clockid_t, struct timespec *);
 	int (*pthread_getcpuclockid)(pthread_t, clockid_t *);
 	int (*getrusage)(int, struct rusage *);
+	int (*timer_create)(clockid_t, struct sigevent *, timer_t *);
+	int (*timer_settime)(timer_t, int, const struct itimerspec *,
+			     struct itimerspec *);
+	int (*timer_gettime)(timer_t, struct itimerspec *);
+	int (*timer_getoverrun)(timer_t);
+	int (*timer_delete)(timer_t);
 
 	/* glibc's own synchronisation: process-shared objects, and threads
 	 * when the runtime is off */

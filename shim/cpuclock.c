@@ -25,7 +25,6 @@
 #include "../core/sys.h"
 #include "shim.h"
 
-enum { CPU_PROF, CPU_VIRT, CPU_SCHED, CPU_MAX };
 #define CPU_PERTHREAD 4
 
 static clockid_t cpu_clockid(pid_t pid, int which, bool thread)
@@ -79,28 +78,6 @@ int shim_cpuclock_target(clockid_t clk, struct g **gpp, int *which)
 	return pid >= 1 << 22 ? CPU_INVALID : CPU_KERNEL;
 }
 
-int64_t shim_cpuclock_ns(struct g *gp, pid_t tid, int which)
-{
-	int64_t ns = cpuclock_read(gp);
-	/* It ended, and its G began another thread, while we read. */
-	if (ns < 0 || __atomic_load_n(&gp->tid, __ATOMIC_RELAXED) != tid)
-		return -1;
-	if (which == CPU_VIRT) {
-		struct rusage ru;
-		int64_t user, sys;
-		if (real.getrusage(RUSAGE_SELF, &ru) != 0)
-			return -1;
-		cpuclock_split(gp, ns,
-			       ru.ru_utime.tv_sec * 1000000000LL +
-				       ru.ru_utime.tv_usec * 1000,
-			       ru.ru_stime.tv_sec * 1000000000LL +
-				       ru.ru_stime.tv_usec * 1000,
-			       &user, &sys);
-		return user;
-	}
-	return ns;
-}
-
 static int fail(int err)
 {
 	errno = err;
@@ -116,7 +93,7 @@ static int cpu_gettime(clockid_t clk, struct timespec *ts)
 	case CPU_INVALID:
 		return fail(EINVAL);
 	case CPU_GOROUTINE: {
-		int64_t ns = shim_cpuclock_ns(gp, gp->tid, which);
+		int64_t ns = cpuclock_value(gp, gp->tid, which);
 		if (ns < 0)
 			return fail(EINVAL);
 		struct timespec v = { ns / 1000000000, ns % 1000000000 };

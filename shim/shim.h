@@ -113,9 +113,6 @@ bool shim_futex_syscall(const long *a, long *ret);
  * (EINVAL: a goroutine that has ended; a bad kind). */
 enum { CPU_KERNEL, CPU_GOROUTINE, CPU_INVALID };
 int shim_cpuclock_target(clockid_t clk, struct g **gp, int *which);
-/* That clock's value in ns, or -1 if the goroutine, found by tid,
- * ended meanwhile. */
-int64_t shim_cpuclock_ns(struct g *gp, pid_t tid, int which);
 
 /* syscall()'s CPU clock calls (clock_gettime, clock_getres, getrusage,
  * clock_nanosleep on a thread clock): true if it answered nr, with the
