@@ -10,8 +10,9 @@
  * program's first question about a thread CPU clock (cpuclock_enable).
  * Until then a switch only bumps the M's runseq, a store to a line it
  * writes anyway; that is enough for cpuclock_enable to start counting a
- * run already in progress, so every goroutine's clock is exact from the
- * first question on. What a goroutine ran before it is not counted,
+ * run already in progress, so every goroutine's clock counts from the
+ * first question on (with, in each run, the few instructions of g0 that
+ * switched to it: cpuclock.c). What a goroutine ran before is not counted,
  * except for a goroutine that has had its M to itself since the M's
  * thread began (the main thread, until its first switch), whose whole
  * time is its M's.
