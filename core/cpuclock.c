@@ -42,18 +42,18 @@ static int64_t self_cputime(void)
 	return ts_ns(&ts);
 }
 
-/* mp's thread's CPU clock, from any thread of the process. */
-static int64_t m_cputime(struct m *mp)
+/* mp's thread's CPU clock, from any thread of the process, written by
+ * the kernel to *ts: ns, or -errno (EFAULT: ts is not the program's to
+ * write; EINVAL: the thread has gone). */
+static int64_t m_cputime_to(struct m *mp, struct timespec *ts)
 {
-	struct timespec ts;
 	struct g *me = getg();
+	clockid_t clk = me && me->m == mp
+				? CLOCK_THREAD_CPUTIME_ID
+				: (clockid_t)((~(unsigned)mp->tid << 3) | 6);
+	long r = SYS2(SYS_clock_gettime, clk, ts);
 
-	if (me && me->m == mp)
-		return self_cputime();
-	clockid_t clk = (clockid_t)((~(unsigned)mp->tid << 3) | 6);
-	if (SYS2(SYS_clock_gettime, clk, &ts) != 0)
-		return -1;
-	return ts_ns(&ts);
+	return r ? r : ts_ns(ts);
 }
 
 static uint32_t rec_lock(struct g *gp)
@@ -120,9 +120,9 @@ void cpuclock_end(struct m *mp, struct g *gp)
 	rec_unlock(gp, s);
 }
 
-int64_t cpuclock_read(struct g *gp)
+int64_t cpuclock_read_to(struct g *gp, struct timespec *ts)
 {
-	for (int tries = 0;; tries++) {
+	for (;;) {
 		uint32_t s = atomic_load_explicit(&gp->cpu_seq,
 						  memory_order_acquire);
 		if (s & 1) {
@@ -135,7 +135,9 @@ int64_t cpuclock_read(struct g *gp)
 		int64_t since = REC_LOAD(gp->cpu_since);
 		int64_t now = 0;
 		if (mp) {
-			now = m_cputime(mp);
+			now = m_cputime_to(mp, ts);
+			if (now == -EFAULT)
+				return now;
 			/* The run ended meanwhile, or its M is gone. */
 			if (atomic_load_explicit(&mp->runseq,
 						 memory_order_acquire) != run) {
@@ -143,7 +145,10 @@ int64_t cpuclock_read(struct g *gp)
 				continue;
 			}
 			if (now < 0)
-				return -1;
+				return -EINVAL;
+		} else if (SYS2(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID,
+				ts) != 0) {
+			return -EFAULT; /* only to learn that ts is writable */
 		}
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&gp->cpu_seq, memory_order_relaxed) !=
@@ -151,6 +156,13 @@ int64_t cpuclock_read(struct g *gp)
 			continue;
 		return ns + (mp && now > since ? now - since : 0);
 	}
+}
+
+int64_t cpuclock_read(struct g *gp)
+{
+	struct timespec ts;
+	int64_t ns = cpuclock_read_to(gp, &ts);
+	return ns < 0 ? -1 : ns;
 }
 
 /* 1: registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED; -1: refused. */
@@ -189,7 +201,8 @@ static void snapshot(struct m *mp)
 	if (!(run & 1))
 		return;
 	struct g *gp = __atomic_load_n(&mp->curg, __ATOMIC_ACQUIRE);
-	int64_t now = m_cputime(mp);
+	struct timespec ts;
+	int64_t now = m_cputime_to(mp, &ts);
 	if (gp == NULL || now < 0)
 		return;
 	uint32_t s = rec_lock(gp);
@@ -281,28 +294,34 @@ void cpuclock_split(struct g *gp, int64_t ns, int64_t puser, int64_t psys,
 	*sys = st;
 }
 
-int64_t cpuclock_value(struct g *gp, pid_t tid, int which)
+int64_t cpuclock_value(struct g *gp, pid_t tid, int which,
+		       struct timespec *ts)
 {
-	int64_t ns = cpuclock_read(gp);
+	struct timespec local;
+	int64_t ns = cpuclock_read_to(gp, ts ? ts : &local);
 
+	if (ns == -EFAULT)
+		return ns;
 	/* It ended (the main thread's clock outlives it, as the kernel
 	 * keeps a thread group's leader), or its G began another thread,
 	 * while we read. */
 	if (ns < 0 || __atomic_load_n(&gp->tid, __ATOMIC_RELAXED) != tid ||
 	    g_gone(gp) ||
 	    (__atomic_load_n(&gp->exited, __ATOMIC_ACQUIRE) && !gp->is_main))
-		return -1;
-	if (which != CPU_VIRT)
-		return ns;
-	struct rusage ru;
-	int64_t user, sys;
-	if (SYS2(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
-		return -1;
-	cpuclock_split(gp, ns,
-		       ru.ru_utime.tv_sec * 1000000000LL +
-			       ru.ru_utime.tv_usec * 1000,
-		       ru.ru_stime.tv_sec * 1000000000LL +
-			       ru.ru_stime.tv_usec * 1000,
-		       &user, &sys);
-	return user;
+		return -EINVAL;
+	if (which == CPU_VIRT) {
+		struct rusage ru;
+		int64_t sys;
+		if (SYS2(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
+			return -EINVAL;
+		cpuclock_split(gp, ns,
+			       ru.ru_utime.tv_sec * 1000000000LL +
+				       ru.ru_utime.tv_usec * 1000,
+			       ru.ru_stime.tv_sec * 1000000000LL +
+				       ru.ru_stime.tv_usec * 1000,
+			       &ns, &sys);
+	}
+	if (ts)
+		*ts = (struct timespec){ ns / 1000000000, ns % 1000000000 };
+	return ns;
 }

@@ -61,12 +61,16 @@ void cpuclock_enable(void);
 /* gp's CPU time, ns (gp may run meanwhile, on another M); -1 if its
  * M's clock could not be read. */
 int64_t cpuclock_read(struct g *gp);
+/* The same, the kernel writing into *ts on the way (its clock, or the
+ * caller's): -EFAULT where it cannot, as for the program's own call. */
+int64_t cpuclock_read_to(struct g *gp, struct timespec *ts);
 /* What a CPU clock counts (the low bits of its clockid). */
 enum { CPU_PROF, CPU_VIRT, CPU_SCHED, CPU_MAX };
 /* The value of the goroutine's clock that counts which (user time for
- * CPU_VIRT, all of it else), or -1 if the goroutine, known by its tid,
- * has ended. */
-int64_t cpuclock_value(struct g *gp, pid_t tid, int which);
+ * CPU_VIRT, all of it else), also put in *ts if not NULL; -EINVAL if the
+ * goroutine, known by its tid, has ended; -EFAULT if ts is bad. */
+int64_t cpuclock_value(struct g *gp, pid_t tid, int which,
+		       struct timespec *ts);
 /* gp's ns split into user and system time in the proportion of the
  * process's (puser, psys), neither part less than gp was told before. */
 void cpuclock_split(struct g *gp, int64_t ns, int64_t puser, int64_t psys,

@@ -158,7 +158,7 @@ int cputimer_gettime(uintptr_t id, struct itimerspec *cur)
 		rlock_unlock(&lock);
 		return EINVAL;
 	}
-	get_locked(t, cpuclock_value(t->gp, t->tid, t->which), cur);
+	get_locked(t, cpuclock_value(t->gp, t->tid, t->which, NULL), cur);
 	rlock_unlock(&lock);
 	return 0;
 }
@@ -179,7 +179,7 @@ int cputimer_settime(uintptr_t id, int flags, const struct itimerspec *nv,
 		rlock_unlock(&lock);
 		return EINVAL;
 	}
-	int64_t now = cpuclock_value(t->gp, t->tid, t->which);
+	int64_t now = cpuclock_value(t->gp, t->tid, t->which, NULL);
 	if (old)
 		get_locked(t, now, old);
 	bool was = t->expires != 0;
@@ -292,7 +292,7 @@ void cputimers_run(int64_t now, int64_t *next)
 		struct cputimer *t = tab[i];
 		if (t == NULL || t->expires == 0)
 			continue;
-		int64_t v = cpuclock_value(t->gp, t->tid, t->which);
+		int64_t v = cpuclock_value(t->gp, t->tid, t->which, NULL);
 		if (v < 0)
 			continue; /* its thread ended: never fires */
 		if (v >= t->expires) {

@@ -93,11 +93,8 @@ static int cpu_gettime(clockid_t clk, struct timespec *ts)
 	case CPU_INVALID:
 		return fail(EINVAL);
 	case CPU_GOROUTINE: {
-		int64_t ns = cpuclock_value(gp, gp->tid, which);
-		if (ns < 0)
-			return fail(EINVAL);
-		struct timespec v = { ns / 1000000000, ns % 1000000000 };
-		return sys_copy_out(ts, &v, sizeof v) != 0 ? fail(EFAULT) : 0;
+		int64_t ns = cpuclock_value(gp, gp->tid, which, ts);
+		return ns < 0 ? fail((int)-ns) : 0;
 	}
 	}
 	/* The process clock named by the caller's own thread id: the

@@ -68,7 +68,7 @@ static int cpu_sleep(struct g *gp, int which, int flags,
 		     const struct timespec *req, struct timespec *rem)
 {
 	pid_t tid = gp->tid;
-	int64_t now = cpuclock_value(gp, tid, which), target;
+	int64_t now = cpuclock_value(gp, tid, which, NULL), target;
 
 	if (now < 0)
 		return EINVAL;
@@ -82,7 +82,7 @@ static int cpu_sleep(struct g *gp, int which, int flags,
 					: wall + (target - now))) {
 			if (flags & TIMER_ABSTIME || rem == NULL)
 				return EINTR;
-			now = cpuclock_value(gp, tid, which);
+			now = cpuclock_value(gp, tid, which, NULL);
 			int64_t left = now < 0 ? target : target - now;
 			if (left < 0)
 				left = 0;
@@ -91,7 +91,7 @@ static int cpu_sleep(struct g *gp, int which, int flags,
 			return sys_copy_out(rem, &ts, sizeof ts) ? EFAULT
 								 : EINTR;
 		}
-		int64_t t = cpuclock_value(gp, tid, which);
+		int64_t t = cpuclock_value(gp, tid, which, NULL);
 		if (t < 0)
 			return park_until(INT64_MAX) ? 0 : EINTR;
 		now = t;
