@@ -111,7 +111,6 @@ GOSHIM_EXPORT int clock_gettime(clockid_t clk, struct timespec *ts)
 {
 	/* Every clock but the CPU clocks goes straight on (the vDSO). */
 	if (__builtin_expect(clk >= 0 && clk != CLOCK_THREAD_CPUTIME_ID &&
-				     clk != CLOCK_PROCESS_CPUTIME_ID &&
 				     real.clock_gettime != NULL,
 			     1))
 		return real.clock_gettime(clk, ts);

@@ -170,9 +170,13 @@ int main(void)
 	printf("busy threads' clocks >= 150 ms and < 200 ms: %s\n",
 	       yes(busy_final[0] >= 150 * MS && busy_final[1] >= 150 * MS &&
 		   busy_final[0] < 200 * MS && busy_final[1] < 200 * MS));
-	printf("their sum within 25%% of the process's CPU time: %s\n",
-	       yes(sum <= proc + MS && sum * 4 >= proc * 3));
-	if (!(sum <= proc + MS && sum * 4 >= proc * 3))
+	/* Not more than the process used (a clock that counted its OS
+	 * thread would count the other's time too), and not far less (goshim
+	 * adds its own work to the process's time, more the longer the wall
+	 * time, on a loaded machine). */
+	printf("their sum at most the process's CPU time, at least half: %s\n",
+	       yes(sum <= proc + MS && sum * 2 >= proc));
+	if (!(sum <= proc + MS && sum * 2 >= proc))
 		fprintf(stderr, "sum %lld ns, process %lld ns\n", sum, proc);
 
 	/* Another thread's clock, read through its clockid while it runs
