@@ -168,10 +168,11 @@ int64_t cpuclock_read(struct g *gp)
 /* 1: registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED; -1: refused. */
 static _Atomic int barrier_state;
 
-/* Registering waits for an RCU grace period (milliseconds, more under
- * load): sysmon does it when it has time, so that the first question
- * does not wait. */
-void cpuclock_prepare(void)
+/* Registering waits for an RCU grace period (9-33 ms measured on a
+ * loaded 2-CPU machine): the first question waits for it once. Done
+ * ahead (by sysmon) it would cost every program that never asks that
+ * long a stall of sysmon's duties. */
+static void barrier_register(void)
 {
 	if (atomic_load(&barrier_state) == 0)
 		atomic_store(&barrier_state,
@@ -186,7 +187,7 @@ void cpuclock_prepare(void)
  * the CPUs that run one, or a grace period. */
 static bool process_barrier(void)
 {
-	cpuclock_prepare();
+	barrier_register();
 	if (atomic_load(&barrier_state) == 1 &&
 	    SYS3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
 		return true;

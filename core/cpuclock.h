@@ -54,8 +54,6 @@ static inline void cpuclock_switch_out(struct m *mp, struct g *gp)
 		cpuclock_end(mp, gp);
 }
 
-/* sysmon, idle: get ready for cpuclock_enable's barrier. */
-void cpuclock_prepare(void);
 /* Count every goroutine's CPU time from now on (idempotent). */
 void cpuclock_enable(void);
 /* gp's CPU time, ns (gp may run meanwhile, on another M); -1 if its

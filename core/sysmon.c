@@ -463,8 +463,6 @@ static void *sysmon_main(void *arg)
 		preempt_refresh_text(now);
 		gomaxprocs_follow(now);
 		idle = retaken ? 0 : idle + 1;
-		if (idle == 50)
-			cpuclock_prepare();
 	}
 	return NULL;
 }
