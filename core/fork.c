@@ -38,6 +38,7 @@
  */
 #include <sys/single_threaded.h>
 #include "debug.h"
+#include "cpuclock.h"
 #include "futex.h"
 #include "netpoll.h"
 #include "preempt.h"
@@ -119,6 +120,8 @@ static void fork_child_runtime(struct g *gp)
 		gp->clear_tid = NULL;
 	}
 	sched_fork_child(gp);
+	cpuclock_fork_child(gp);
+	cputimers_fork_child();
 	sigroute_fork_child(gp);
 	/* glibc's child may count itself single-threaded; goroutines still
 	 * interleave on its one thread. */

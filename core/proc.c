@@ -27,6 +27,7 @@
 #include <string.h>
 #include "chaos.h"
 #include "asan.h"
+#include "cpuclock.h"
 #include "debug.h"
 #include "futex.h"
 #include "gomaxprocs.h"
@@ -563,6 +564,9 @@ top:
 		if (gp)
 			return gp;
 	}
+	/* The next goroutine's CPU clock does not count the search from
+	 * here (polling, stealing, spinning): it reads its own start. */
+	mp->cpu_last_seq = 0;
 	/* A goroutine that ended left its mask on the thread: no process
 	 * signal may land on it while this M searches (a short search
 	 * straight into the next goroutine costs no system call). */
@@ -713,6 +717,7 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 	/* From here sysmon may take the P if the goroutine blocks in the
 	 * kernel: the goroutine claims it before each use. */
 	atomic_store_explicit(&mp->pstate, MP_USER, memory_order_release);
+	cpuclock_switch_in(mp, gp);
 	arch_switch(&mp->g0->ctx, &gp->ctx);
 }
 
@@ -819,6 +824,7 @@ static void mcall(mcall_fn fn)
 	p_claim(mp, &prev);
 	atomic_store_explicit(&mp->pstate, MP_RUNTIME, memory_order_relaxed);
 	mp->mcall_fn = fn;
+	cpuclock_switch_out(mp, gp);
 	arch_switch(&gp->ctx, &mp->g0->ctx);
 	if (__builtin_expect(atomic_load_explicit(&gp->sigpending,
 						  memory_order_relaxed) != 0,
@@ -894,6 +900,7 @@ static struct g *park_m(struct g *gp)
 
 	mp->park_unlockf = NULL;
 	mp->park_lock = NULL;
+	gp->nvcsw++;
 	/* Traced before unlockf: from there a waker may run it elsewhere. */
 	TRACE(trace_gostop(gp, gp->waitreason, false));
 	gp->m = NULL;
@@ -1000,8 +1007,11 @@ void wakep_for_global(void)
 		wakep();
 }
 
+/* Yields count as the kernel counts a sched_yield or a preemption: an
+ * involuntary switch; parks (park_m) are the voluntary ones. */
 static struct g *gosched_m(struct g *gp)
 {
+	gp->nivcsw++;
 	TRACE(trace_gostop(gp, "yield", false));
 	atomic_store(&gp->status, G_RUNNABLE);
 	gp->m = NULL;
@@ -1033,10 +1043,11 @@ static struct g *goyield_m(struct g *gp)
 {
 	struct p *pp = gp->m->p;
 	TRACE(trace_gostop(gp, "yield", false));
-	atomic_store(&gp->status, G_RUNNABLE);
-	gp->m = NULL;
 	if (pp == NULL) /* taken by sysmon: schedule() finds another */
 		return gosched_m(gp);
+	gp->nivcsw++;
+	atomic_store(&gp->status, G_RUNNABLE);
+	gp->m = NULL;
 	runqput(pp, gp, false);
 	return NULL;
 }
@@ -1309,6 +1320,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 				 (size_t)(gp->map + gp->map_size - gp->stack_hi));
 	gp->tid = tls_fake_tid();
 	gp->clear_tid = NULL;
+	cpuclock_reset(gp);
 	tls_prepare(gp, gp->tid);
 	gp->tls_used = reused;
 	arch_ctx_init(&gp->ctx, gp->stack_hi, gp->tcb, g_entry, gp);
@@ -1985,6 +1997,7 @@ void sched_init(int32_t procs, bool adopt)
 	sched.allgs = maing;
 	rlock_unlock(&sched.alllock);
 	m0->curg = maing;
+	cpuclock_adopt(m0, maing);
 	m0->pstate = MP_USER;
 	atomic_store(&sched.nlive, 1);
 	g_current = maing;

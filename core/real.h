@@ -14,6 +14,7 @@
 #include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -57,6 +58,16 @@ struct real_fns {
 	int (*pthread_barrier_destroy)(pthread_barrier_t *);
 	int (*clock_nanosleep)(clockid_t, int, const struct timespec *,
 			       struct timespec *);
+	int (*clock_gettime)(clockid_t, struct timespec *);
+	int (*clock_getres)(clockid_t, struct timespec *);
+	int (*pthread_getcpuclockid)(pthread_t, clockid_t *);
+	int (*getrusage)(int, struct rusage *);
+	int (*timer_create)(clockid_t, struct sigevent *, timer_t *);
+	int (*timer_settime)(timer_t, int, const struct itimerspec *,
+			     struct itimerspec *);
+	int (*timer_gettime)(timer_t, struct itimerspec *);
+	int (*timer_getoverrun)(timer_t);
+	int (*timer_delete)(timer_t);
 
 	/* glibc's own synchronisation: process-shared objects, and threads
 	 * when the runtime is off */

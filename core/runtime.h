@@ -169,6 +169,20 @@ struct g {
 	/* Program signal handlers that ran on it, ever: an EINTR with no
 	 * new one was goshim's own signal (shim/fd.h, own_eintr). */
 	uint32_t handlers_ran;
+
+	/* Its CPU clock (cpuclock.c): the runs that ended, and the run in
+	 * progress that counts (its M, that M's runseq, the M's thread CPU
+	 * time when it began). cpu_seq is odd while one writer changes
+	 * them. */
+	_Atomic uint32_t cpu_seq;
+	int64_t cpu_ns;
+	struct m *cpu_m;
+	uint64_t cpu_run;
+	int64_t cpu_since;
+	int64_t cpu_utime, cpu_stime; /* the split last reported */
+	/* Times it parked or yielded, and was preempted (getrusage's
+	 * context switches). */
+	uint32_t nvcsw, nivcsw;
 };
 
 #define G_MAGIC 0x676f5368u /* "goSh" */
@@ -177,6 +191,9 @@ struct m {
 	int64_t id;
 	struct g *g0;
 	struct g *curg;
+	/* Bumped as a goroutine starts and ends each run here: odd while
+	 * curg runs (cpuclock.h). */
+	_Atomic uint64_t runseq;
 	struct p *p;
 	struct p *nextp;	/* P handed over by startm */
 	struct p *oldp;		/* P left behind by entersyscall */
@@ -218,6 +235,10 @@ struct m {
 	uint32_t sysmon_stillness; /* looks since, while MP_LOST */
 
 	struct trace_buf *trace; /* its GOSHIM_TRACE events (trace.c) */
+	/* Its thread's CPU clock as its last counted run ended, and runseq
+	 * then (cpuclock.c). */
+	int64_t cpu_last;
+	uint64_t cpu_last_seq;
 };
 
 /*

@@ -40,6 +40,7 @@
 #include <sys/resource.h>
 #include "chaos.h"
 #include "asan.h"
+#include "cpuclock.h"
 #include "debug.h"
 #include "gomaxprocs.h"
 #include "netpoll.h"
@@ -503,6 +504,7 @@ static void *sysmon_main(void *arg)
 				retaken += watch_running(pp, now, &next);
 		}
 		watch_lost(now, &next);
+		cputimers_run(now, &next);
 		/* Timers are run by Ms looking for work; when every M is in
 		 * a system call or runs a goroutine, none looks (Go's sysmon
 		 * starts an M for an overdue timer). A millisecond late: the

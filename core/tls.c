@@ -132,9 +132,13 @@ void *tls_robust_head(void *tcb)
 
 pid_t tls_fake_tid(void)
 {
-	/* Above PID_MAX_LIMIT (2^22): never a real tid, never 0. */
+	/* Above PID_MAX_LIMIT (2^22): never a real tid, never 0. Below
+	 * 2^29: a CPU clockid holds ~tid << 3 in 32 bits (glibc's
+	 * pthread_getcpuclockid makes one from the TCB's tid), and a larger
+	 * one would come back from it as another number, maybe a real
+	 * thread's. */
 	uint32_t n = atomic_fetch_add(&fake_tid_next, 1);
-	return (pid_t)((1u << 22) + n % ((1u << 30) - (1u << 22)));
+	return (pid_t)((1u << 22) + n % ((1u << 29) - (1u << 22)));
 }
 
 struct libc_find {

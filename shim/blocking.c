@@ -187,5 +187,7 @@ GOSHIM_EXPORT long syscall(long nr, ...)
 		return r;
 	if (nr == SYS_futex && shim_futex_syscall(a, &r))
 		return r;
+	if (shim_cpuclock_syscall(nr, a, &r))
+		return r;
 	return IN_SYSCALL(fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
 }

@@ -66,6 +66,15 @@ void real_init(void)
 	real.pthread_barrier_wait = must("pthread_barrier_wait");
 	real.pthread_barrier_destroy = must("pthread_barrier_destroy");
 	real.clock_nanosleep = must("clock_nanosleep");
+	real.clock_getres = must("clock_getres");
+	real.pthread_getcpuclockid = must("pthread_getcpuclockid");
+	real.getrusage = must("getrusage");
+	real.timer_create = must("timer_create");
+	real.timer_settime = must("timer_settime");
+	real.timer_gettime = must("timer_gettime");
+	real.timer_getoverrun = must("timer_getoverrun");
+	real.timer_delete = must("timer_delete");
+	real.clock_gettime = must("clock_gettime");
 	real.pthread_mutex_init = must("pthread_mutex_init");
 	real.pthread_mutex_destroy = must("pthread_mutex_destroy");
 	real.pthread_mutex_lock = must("pthread_mutex_lock");

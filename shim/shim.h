@@ -110,6 +110,17 @@ bool shim_futex_syscall(const long *a, long *ret);
 /* mmap.c: syscall(SYS_munmap or SYS_mremap, a...): true if it was one,
  * with the C library's result in *ret. */
 bool shim_unmap_syscall(long nr, const long *a, long *ret);
+/* cpuclock.c: what a CPU clockid names: a goroutine's thread clock (in
+ * *gp, counting *which: 0 user+system, 1 user, 2 all), a clock only the
+ * kernel knows (a process's; a thread goshim did not make), or no clock
+ * (EINVAL: a goroutine that has ended; a bad kind). */
+enum { CPU_KERNEL, CPU_GOROUTINE, CPU_INVALID };
+int shim_cpuclock_target(clockid_t clk, struct g **gp, int *which);
+
+/* syscall()'s CPU clock calls (clock_gettime, clock_getres, getrusage,
+ * clock_nanosleep on a thread clock): true if it answered nr, with the
+ * C library's result in *ret. */
+bool shim_cpuclock_syscall(long nr, const long *a, long *ret);
 
 /* Monotonic deadline (ns) from an absolute time on clock clk. */
 int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);

@@ -4,8 +4,11 @@
  * The request is read only after the kernel has judged it (EFAULT, EINVAL),
  * and the time left is written back the kernel's way: a bad pointer gets
  * EFAULT, as natively, not a SIGSEGV inside goshim.
- * Sleeps on clocks the runtime does not keep (CPU-time clocks) and sleeps
- * of threads goshim did not create go to the C library. A signal with a
+ * A sleep on another goroutine's CPU clock parks on runtime timers (see
+ * cpu_sleep); on the caller's own thread clock it is EINVAL, as Linux has
+ * it. Sleeps on clocks only the kernel keeps (process CPU clocks) are
+ * system calls, and sleeps of threads goshim did not create go to the C
+ * library. A signal with a
  * handler sent to the sleeping goroutine ends the sleep: EINTR and the
  * time left, as the kernel gives them (never restarted, SA_RESTART or
  * not). pthread_cancel ends a sleep too (shim/pthread_cancel.c).
@@ -15,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "../core/sys.h"
+#include "../core/cpuclock.h"
 #include "../core/timer.h"
 #include "shim.h"
 
@@ -46,12 +50,79 @@ static bool runtime_clock(clockid_t clk)
 	       clk == CLOCK_BOOTTIME || clk == CLOCK_TAI;
 }
 
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec > INT64_MAX / 1000000000 - 1
+		       ? INT64_MAX
+		       : ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/*
+ * Until gp's CPU clock reaches the time asked. A thread's CPU clock runs
+ * no faster than time itself, so it cannot get there sooner than the time
+ * still missing: sleep that long, look again. As on Linux, the sleep goes
+ * on for good (until a signal) if gp ends first; an interrupted relative
+ * sleep gives back the CPU time still missing.
+ */
+static int cpu_sleep(struct g *gp, int which, int flags,
+		     const struct timespec *req, struct timespec *rem)
+{
+	pid_t tid = gp->tid;
+	int64_t now = cpuclock_value(gp, tid, which, NULL), target;
+
+	if (now < 0)
+		return EINVAL;
+	target = ts_ns(req);
+	if (!(flags & TIMER_ABSTIME))
+		target = target > INT64_MAX - now ? INT64_MAX : now + target;
+	while (now < target) {
+		int64_t wall = nanotime();
+		if (!park_until(target - now > INT64_MAX - wall
+					? INT64_MAX
+					: wall + (target - now))) {
+			if (flags & TIMER_ABSTIME || rem == NULL)
+				return EINTR;
+			now = cpuclock_value(gp, tid, which, NULL);
+			int64_t left = now < 0 ? target : target - now;
+			if (left < 0)
+				left = 0;
+			struct timespec ts = { left / 1000000000,
+					       left % 1000000000 };
+			return sys_copy_out(rem, &ts, sizeof ts) ? EFAULT
+								 : EINTR;
+		}
+		int64_t t = cpuclock_value(gp, tid, which, NULL);
+		if (t < 0)
+			return park_until(INT64_MAX) ? 0 : EINTR;
+		now = t;
+	}
+	return 0;
+}
+
 GOSHIM_EXPORT int clock_nanosleep(clockid_t clk, int flags,
 				  const struct timespec *req,
 				  struct timespec *rem)
 {
-	if (!shim_active() || !on_goroutine() || !runtime_clock(clk))
+	struct g *gp;
+	int which;
+
+	if (!shim_active() || !on_goroutine())
 		return real.clock_nanosleep(clk, flags, req, rem);
+	if (!runtime_clock(clk)) {
+		switch (shim_cpuclock_target(clk, &gp, &which)) {
+		case CPU_INVALID:
+			return EINVAL;
+		case CPU_GOROUTINE: {
+			if (gp == getg())
+				return EINVAL;
+			long err = sys_ts_check(req);
+			if (err)
+				return (int)-err;
+			return cpu_sleep(gp, which, flags, req, rem);
+		}
+		}
+		return IN_SYSCALL(real.clock_nanosleep(clk, flags, req, rem));
+	}
 	long err = sys_ts_check(req);
 	if (err)
 		return (int)-err;
