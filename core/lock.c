@@ -9,6 +9,7 @@
 #include <linux/futex.h>
 #include <time.h>
 #include "lock.h"
+#include "real.h"
 #include "sys.h"
 
 #define SPIN_TRIES 100
@@ -56,7 +57,7 @@ bool note_sleep_ns(struct note *n, int64_t ns)
 {
 	struct timespec now, end, rel;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	real.clock_gettime(CLOCK_MONOTONIC, &now);
 	end.tv_sec = now.tv_sec + ns / 1000000000;
 	end.tv_nsec = now.tv_nsec + ns % 1000000000;
 	if (end.tv_nsec >= 1000000000) {
@@ -64,7 +65,7 @@ bool note_sleep_ns(struct note *n, int64_t ns)
 		end.tv_nsec -= 1000000000;
 	}
 	while (atomic_load_explicit(&n->key, memory_order_acquire) == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
+		real.clock_gettime(CLOCK_MONOTONIC, &now);
 		rel.tv_sec = end.tv_sec - now.tv_sec;
 		rel.tv_nsec = end.tv_nsec - now.tv_nsec;
 		if (rel.tv_nsec < 0) {

@@ -44,7 +44,7 @@ static _Atomic pid_t start_tid;
 int64_t nanotime(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	real.clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -52,7 +52,7 @@ int64_t nanotime(void)
 int64_t nanotime_coarse(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	real.clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
