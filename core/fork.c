@@ -103,10 +103,13 @@ static void fork_child_runtime(struct g *gp)
 	futex_pagemap_open();
 	sysmon_fork_child();
 	/* The child's one thread is its main thread: its id is the pid,
-	 * and (as the kernel's fork) no set_tid_address word carries over. */
+	 * and (as glibc's fork asks the kernel: CLONE_CHILD_CLEARTID) its
+	 * word to clear at exit is its TCB's tid, where the kernel wrote
+	 * that id. */
 	if (gp) {
 		gp->tid = sys_gettid();
-		gp->clear_tid = NULL;
+		gp->clear_tid = tls_tid_word(gp->tcb);
+		gp->robust_list = NULL; /* glibc's child registers its TCB's */
 	}
 	sched_fork_child(gp);
 	sigroute_fork_child(gp);

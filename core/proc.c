@@ -1218,8 +1218,9 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 		asan_stack_clean(gp->stack_hi,
 				 (size_t)(gp->map + gp->map_size - gp->stack_hi));
 	gp->tid = tls_fake_tid();
-	gp->clear_tid = NULL;
 	tls_prepare(gp, gp->tid);
+	gp->clear_tid = tls_tid_word(gp->tcb);
+	gp->robust_list = NULL;
 	gp->tls_used = reused;
 	arch_ctx_init(&gp->ctx, gp->stack_hi, gp->tcb, g_entry, gp);
 	if (fresh) {
@@ -1832,6 +1833,7 @@ void sched_init(int32_t procs, bool adopt)
 	maing->ctx.tp = maing->tcb;
 	maing->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
 	maing->tid = m0->tid;
+	maing->clear_tid = tls_tid_word(maing->tcb);
 	maing->m = m0;
 	maing->status = G_RUNNING;
 	maing->sigmask = thread_sigmask();

@@ -75,6 +75,13 @@ static inline void tls_set_tid(void *tcb, pid_t tid)
 	*(pid_t *)((char *)tcb + tls_off_tid) = tid;
 }
 
+/* The word glibc has the kernel clear and wake when the thread exits
+ * (CLONE_CHILD_CLEARTID, set_tid_address): the TCB's tid. */
+static inline _Atomic int *tls_tid_word(void *tcb)
+{
+	return (_Atomic int *)((char *)tcb + tls_off_tid);
+}
+
 /* glibc's cancellation word (struct pthread's cancelhandling, checked at
  * start-up) and its bits: pthread_cancel, pthread_setcancelstate and
  * pthread_setcanceltype work on it, and goshim reads it to know when a

@@ -181,7 +181,7 @@ GOSHIM_EXPORT long syscall(long nr, ...)
 	if (!shim_active())
 		return fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	long r;
-	if (shim_tid_syscall(nr, a, &r))
+	if (shim_tid_syscall(nr, a, &r) || shim_sched_syscall(nr, a, &r))
 		return r;
 	if (nr == SYS_futex && shim_futex_syscall(a, &r))
 		return r;

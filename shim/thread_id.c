@@ -15,10 +15,12 @@
  * goroutine's tid (ENOENT), as for a thread that has exited.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "../core/sys.h"
+#include "../core/tls.h"
 #include "shim.h"
 
 /* The kernel's -errno convention as the C library's. */
@@ -46,6 +48,44 @@ static bool goroutine_kill(pid_t pid, pid_t tid, int sig, long *r)
 		*r = -EINVAL;
 	else
 		*r = sig == 0 ? 0 : -(long)gsignal_send(gp, sig);
+	return true;
+}
+
+/* set_robust_list: the goroutine's list, as the kernel keeps one per
+ * thread; the kernel's too while the goroutine is wired for a
+ * process-shared lock (core/wire.c), since the kernel then walks it. */
+static long robust_set(struct g *gp, struct robust_list_head *head,
+		       size_t len)
+{
+	if (len != sizeof *head)
+		return -EINVAL;
+	gp->robust_list = head;
+	if (gp->pshared_holds > 0)
+		return SYS2(SYS_set_robust_list, head, len);
+	return 0;
+}
+
+/* get_robust_list(pid, ...) where pid (0: the caller) is a goroutine;
+ * false for the kernel to answer. */
+static bool robust_get(pid_t pid, void **head_ptr, size_t *len_ptr,
+		       long *r)
+{
+	struct g *gp;
+	void *head;
+	size_t len;
+
+	if (pid == 0)
+		gp = on_goroutine() ? getg() : NULL;
+	else
+		gp = pid > 0 && shim_active() ? g_from_tid(pid) : NULL;
+	if (gp == NULL)
+		return false;
+	head = gp->robust_list ? (void *)gp->robust_list
+			       : tls_robust_head(gp->tcb);
+	len = sizeof(struct robust_list_head);
+	*r = sys_copy_out(len_ptr, &len, sizeof len);
+	if (*r == 0)
+		*r = sys_copy_out(head_ptr, &head, sizeof head);
 	return true;
 }
 
@@ -87,6 +127,26 @@ bool shim_tid_syscall(long nr, const long *a, long *ret)
 		break;
 	case SYS_tkill:
 		if (!goroutine_kill(-1, (pid_t)a[0], (int)a[1], &r))
+			return false;
+		break;
+	case SYS_rt_tgsigqueueinfo:
+		/* as pthread_sigqueue to another goroutine: the value is
+		 * not carried */
+		if (!goroutine_kill((pid_t)a[0], (pid_t)a[1], (int)a[2], &r))
+			return false;
+		break;
+	case SYS_set_robust_list:
+		if (!on_goroutine())
+			return false;
+		r = robust_set(getg(), (struct robust_list_head *)a[0],
+			       (size_t)a[1]);
+		break;
+	case SYS_get_robust_list:
+		if (!robust_get((pid_t)a[0], (void **)a[1], (size_t *)a[2], &r))
+			return false;
+		break;
+	case SYS_prctl:
+		if (!shim_prctl((int)a[0], (const unsigned long *)&a[1], &r))
 			return false;
 		break;
 	default:
