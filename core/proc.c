@@ -625,11 +625,16 @@ top:
 			timers_release_sleeper();
 		if (got_p)
 			goto top;
-		if (reap >= 0 && nanotime() >= reap)
-			m_reap(mp);
 		timers_run(nanotime());
-		if (atomic_load(&sched.runqsize) == 0)
+		/* A spare M goes away only with nothing readied: what
+		 * netpoll and the timers readied from here went to the
+		 * global queue with no wakep (goready on g0), and is this
+		 * M's to run. */
+		if (atomic_load(&sched.runqsize) == 0) {
+			if (reap >= 0 && nanotime() >= reap)
+				m_reap(mp);
 			continue;
+		}
 		/* Timers readied goroutines into the global queue: run them
 		 * ourselves if a P is free. */
 		rlock_lock(&sched.lock);
