@@ -49,6 +49,13 @@ if [[ $compat == 1 ]]; then
 	have_cmd zstd || need+=(zstd)
 	have_pkg libcurl4-openssl-dev || need+=(libcurl4-openssl-dev)
 	have_pkg libssl-dev || need+=(libssl-dev)
+	# stress-ng's pthread stressor, and CPython's own test_threading
+	# (the test package of Debian's python3, named by its version).
+	have_cmd stress-ng || need+=(stress-ng)
+	if [[ -x /usr/bin/python3 ]]; then
+		pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+		have_pkg "libpython$pyver-testsuite" || need+=("libpython$pyver-testsuite")
+	fi
 fi
 
 [[ ${#need[@]} -eq 0 ]] && exit 0
