@@ -1137,6 +1137,21 @@ static void g_putback(struct g *gp)
 	rlock_unlock(&sched.gflock);
 }
 
+/* A thread id for a new goroutine: no live thread's. Once the fake ids
+ * have come round (2^30 - 2^22 threads made), a long-lived goroutine may
+ * still hold the next one; it is passed over, as the kernel passes over
+ * pids in use. */
+static pid_t fresh_tid(void)
+{
+	bool again;
+	pid_t tid;
+
+	do
+		tid = tls_fake_tid(&again);
+	while (again && g_from_tid(tid) != NULL);
+	return tid;
+}
+
 static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 			      const struct spawn_attr *attr, void **handle,
 			      int *err)
@@ -1222,7 +1237,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	if (!gp->user_stack)
 		asan_stack_clean(gp->stack_hi,
 				 (size_t)(gp->map + gp->map_size - gp->stack_hi));
-	gp->tid = tls_fake_tid();
+	gp->tid = fresh_tid();
 	tls_prepare(gp, gp->tid);
 	gp->clear_tid = tls_tid_word(gp->tcb);
 	gp->robust_list = NULL;

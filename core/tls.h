@@ -116,7 +116,8 @@ void tls_after_dlopen(void);
 /* After dlclose: forget the modules that are gone. */
 void tls_after_dlclose(void);
 
-/* Allocate a fake tid: unique, never a real one. */
-pid_t tls_fake_tid(void);
+/* Allocate a fake tid, never a real one; *again once the ids have come
+ * round, when a live thread may still have it. */
+pid_t tls_fake_tid(bool *again);
 
 #endif
