@@ -10,9 +10,14 @@
  * (recursive mutex owners). gettid and syscall(SYS_gettid) answer it,
  * set_tid_address answers it and clears its word as the goroutine exits,
  * and tgkill and tkill (through syscall() too) signal the goroutine it
- * names. The scheduling calls take it as well (thread_sched.c). A program
- * that opens /proc/self/task/TID itself finds no such directory for a
- * goroutine's tid (ENOENT), as for a thread that has exited.
+ * names, and rt_tgsigqueueinfo reaches it (with tgkill's siginfo, as
+ * pthread_sigqueue's to another goroutine). The scheduling calls take it
+ * as well (thread_sched.c), prctl's naming calls act on the goroutine
+ * (prctl.c), set_robust_list and get_robust_list keep its own list.
+ * Since no task of the system has such an id, a call goshim does not see
+ * that names it gets ESRCH, never another thread. A program that opens
+ * /proc/self/task/TID itself finds its comm file (task_comm.c) and no
+ * other entry (ENOENT), as for a thread that has exited.
  */
 #include <errno.h>
 #include <linux/futex.h>
