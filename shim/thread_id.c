@@ -25,7 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "../core/sys.h"
-#include "../core/tls.h"
+#include "../core/wire.h"
 #include "shim.h"
 
 /* The kernel's -errno convention as the C library's. */
@@ -85,8 +85,7 @@ static bool robust_get(pid_t pid, void **head_ptr, size_t *len_ptr,
 		gp = pid > 0 && shim_active() ? g_from_tid(pid) : NULL;
 	if (gp == NULL)
 		return false;
-	head = gp->robust_list ? (void *)gp->robust_list
-			       : tls_robust_head(gp->tcb);
+	head = wire_robust_list(gp);
 	len = sizeof(struct robust_list_head);
 	*r = sys_copy_out(len_ptr, &len, sizeof len);
 	if (*r == 0)

@@ -117,6 +117,11 @@ int main(void)
 	       "%d\n", (int)sig_ok, (int)sig_wrong);
 	atomic_store(&step, 4);
 	CHECK(pthread_join(t, NULL) == 0);
+	/* The kernel clears the tid for join before its task is gone. */
+	char task[64];
+	snprintf(task, sizeof task, "/proc/self/task/%d", id);
+	for (int i = 0; i < 2000 && access(task, F_OK) == 0; i++)
+		usleep(1000);
 
 	errno = 0;
 	long r = syscall(SYS_sched_getaffinity, id, sizeof got, &got);
