@@ -11,7 +11,8 @@
  * set_tid_address answers it and clears its word as the goroutine exits,
  * and tgkill and tkill (through syscall() too) signal the goroutine it
  * names, and rt_tgsigqueueinfo reaches it (with tgkill's siginfo, as
- * pthread_sigqueue's to another goroutine). The scheduling calls take it
+ * pthread_sigqueue's to another goroutine); kill and sigqueue with it
+ * signal the process, as Linux does for a thread's id. The scheduling calls take it
  * as well (thread_sched.c), prctl's naming calls act on the goroutine
  * (prctl.c), set_robust_list and get_robust_list keep its own list.
  * Since no task of the system has such an id, a call goshim does not see
@@ -111,6 +112,33 @@ GOSHIM_EXPORT int tgkill(pid_t pid, pid_t tid, int sig)
 	return (int)tid_ret(r);
 }
 
+/* kill and sigqueue take a thread's id too, and signal its process: for
+ * a goroutine's, ours. */
+static pid_t process_of(pid_t pid)
+{
+	if (pid > 0 && pid != sys_getpid() && shim_active() &&
+	    g_from_tid(pid) != NULL)
+		return sys_getpid();
+	return pid;
+}
+
+GOSHIM_EXPORT int kill(pid_t pid, int sig)
+{
+	return (int)tid_ret(SYS2(SYS_kill, process_of(pid), sig));
+}
+
+GOSHIM_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value)
+{
+	siginfo_t si = { .si_signo = sig, .si_code = SI_QUEUE };
+
+	/* As glibc's: the caller's pid and uid, the value. */
+	si.si_pid = sys_getpid();
+	si.si_uid = (uid_t)SYS0(SYS_getuid);
+	si.si_value = value;
+	return (int)tid_ret(SYS3(SYS_rt_sigqueueinfo, process_of(pid), sig,
+				 &si));
+}
+
 bool shim_tid_syscall(long nr, const long *a, long *ret)
 {
 	long r;
@@ -138,6 +166,16 @@ bool shim_tid_syscall(long nr, const long *a, long *ret)
 		 * not carried */
 		if (!goroutine_kill((pid_t)a[0], (pid_t)a[1], (int)a[2], &r))
 			return false;
+		break;
+	case SYS_kill:
+		if (process_of((pid_t)a[0]) == (pid_t)a[0])
+			return false;
+		r = SYS2(SYS_kill, sys_getpid(), a[1]);
+		break;
+	case SYS_rt_sigqueueinfo:
+		if (process_of((pid_t)a[0]) == (pid_t)a[0])
+			return false;
+		r = SYS3(SYS_rt_sigqueueinfo, sys_getpid(), a[1], a[2]);
 		break;
 	case SYS_set_robust_list:
 		if (!on_goroutine())
