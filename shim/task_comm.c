@@ -1,7 +1,8 @@
 /*
  * task_comm.c: a goroutine's comm file, opened by the program itself:
- * /proc/self/task/TID/comm, /proc/PID/task/TID/comm with TID a
- * goroutine's thread id, and /proc/thread-self/comm from a goroutine.
+ * /proc/self/task/TID/comm, /proc/PID/task/TID/comm and /proc/TID/comm
+ * with TID a goroutine's thread id, and /proc/thread-self/comm from a
+ * goroutine.
  *
  * No task of the kernel's has a goroutine's id (thread_id.c), so the
  * kernel has no such file; /proc/thread-self is the M's, whose name every
@@ -55,11 +56,17 @@ static pid_t comm_path_tid(const char *p)
 	if (strncmp(p, "/proc/", 6) != 0)
 		return 0;
 	p += 6;
-	if (strncmp(p, "self/", 5) == 0)
+	if (strncmp(p, "self/", 5) == 0) {
 		p += 5;
-	else if ((p = digits(p, &v)) == NULL || v != sys_getpid() ||
-		 *p++ != '/')
-		return 0;
+	} else {
+		if ((p = digits(p, &v)) == NULL)
+			return 0;
+		/* /proc/TID/comm: a thread's id names it there too */
+		if (v != sys_getpid())
+			return strcmp(p, "/comm") == 0 ? (pid_t)v : 0;
+		if (*p++ != '/')
+			return 0;
+	}
 	if (strncmp(p, "task/", 5) != 0 || (p = digits(p + 5, &v)) == NULL ||
 	    strcmp(p, "/comm") != 0)
 		return 0;

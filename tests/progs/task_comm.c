@@ -1,7 +1,8 @@
 // task_comm: a program that opens a thread's comm file itself sees that
-// thread's name: /proc/self/task/TID/comm and /proc/PID/task/TID/comm with
-// TID from gettid(), through open and read or fopen and fgets, and each
-// thread's /proc/thread-self/comm; write() to the file renames the thread
+// thread's name: /proc/self/task/TID/comm, /proc/PID/task/TID/comm and
+// /proc/TID/comm with TID from gettid(), through open and read or fopen
+// and fgets, and each thread's /proc/thread-self/comm; write() to the
+// file renames the thread
 // (15 bytes kept). A joined thread's file is gone (ENOENT). Under goshim
 // TID is a goroutine's, which no task of the kernel's has, and
 // /proc/thread-self is the OS thread's, which goroutines share.
@@ -67,7 +68,7 @@ static void *worker(void *arg)
 int main(void)
 {
 	char path[64], got[64], want[16];
-	int err, by_open = 1, by_pid = 1, by_fopen = 1;
+	int err, by_open = 1, by_pid = 1, by_fopen = 1, by_tid = 1;
 
 	for (long i = 0; i < N; i++)
 		CHECK(pthread_create(&th[i], NULL, worker, (void *)i) == 0);
@@ -88,9 +89,13 @@ int main(void)
 			 tids[i]);
 		read_file(path, got, sizeof got, &err);
 		by_pid &= strcmp(got, want) == 0;
+		snprintf(path, sizeof path, "/proc/%d/comm", tids[i]);
+		read_file(path, got, sizeof got, &err);
+		by_tid &= strcmp(got, want) == 0;
 	}
 	printf("%d threads' comm files: open+read %d, fopen+fgets %d, "
-	       "/proc/PID/task %d\n", N, by_open, by_fopen, by_pid);
+	       "/proc/PID/task %d, /proc/TID %d\n", N, by_open, by_fopen,
+	       by_pid, by_tid);
 
 	snprintf(path, sizeof path, "/proc/self/task/%d/comm", tids[3]);
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
