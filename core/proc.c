@@ -1373,6 +1373,15 @@ static void g_clear_tid(struct g *gp)
 	_Atomic int *addr = gp->clear_tid;
 
 	gp->clear_tid = NULL;
+	/* glibc's own word, the TCB's tid, is goshim's memory, and only
+	 * glibc's pthread_join waits on it in the kernel, which goshim's
+	 * replaces for every caller: a waiter can only be a goroutine, in
+	 * the table. That keeps two system calls off every thread's exit. */
+	if (addr == tls_tid_word(gp->tcb)) {
+		atomic_store(addr, 0);
+		futex_wake(addr, true, 1, FUTEX_BITSET_MATCH_ANY);
+		return;
+	}
 	if (addr && sys_copy_out(addr, &(int){ 0 }, sizeof(int)) == 0 &&
 	    futex_wake(addr, true, 1, FUTEX_BITSET_MATCH_ANY) == 0)
 		sys_futex(addr, FUTEX_WAKE, 1, NULL, NULL, 0);
