@@ -30,6 +30,7 @@
  * such a thread, with no M and every P idle, and its first goroutine
  * starts an M as usual.
  */
+#include <sys/prctl.h>
 #include <sys/single_threaded.h>
 #include "futex.h"
 #include "netpoll.h"
@@ -110,6 +111,10 @@ static void fork_child_runtime(struct g *gp)
 		gp->tid = sys_gettid();
 		gp->clear_tid = tls_tid_word(gp->tcb);
 		gp->robust_list = NULL; /* glibc's child registers its TCB's */
+		/* ...and the process's name is the goroutine's, as a forking
+		 * thread's comm is its child's (the M had its own). */
+		if (!gp->is_main)
+			SYS2(SYS_prctl, PR_SET_NAME, gp->name);
 	}
 	sched_fork_child(gp);
 	sigroute_fork_child(gp);

@@ -3,8 +3,9 @@
 // thread reads it, a new thread inherits its creator's, the main thread's
 // is the process's comm (/proc/self/comm), and names are cut to 15 bytes.
 // PR_GET_TID_ADDRESS gives each thread's own set_tid_address word, which
-// holds its thread id (under goshim the threads share OS threads, whose
-// names and words the kernel would answer with).
+// holds its thread id; a child forked by a named thread has that name
+// (under goshim the threads share OS threads, whose names and words the
+// kernel would answer with).
 // goshim-test: shim-max-threads=GOMAXPROCS+4
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define N 16
@@ -34,6 +36,31 @@ static void *child(void *arg)
 	if (strcmp(got, want) != 0)
 		inherit_ok = 0;
 	return NULL;
+}
+
+/* A child forked by this thread has its name as the process's. */
+static atomic_int fork_ok;
+
+static void fork_comm(const char *want)
+{
+	int p[2];
+	char got[32] = "";
+	CHECK(pipe(p) == 0);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		FILE *f = fopen("/proc/self/comm", "r");
+		char buf[32] = "";
+		if (f && fgets(buf, sizeof buf, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		(void)!write(p[1], buf, strlen(buf) + 1);
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK(read(p[0], got, sizeof got - 1) > 0);
+	close(p[0]);
+	CHECK(waitpid(pid, NULL, 0) == pid);
+	fork_ok = strcmp(got, want) == 0;
 }
 
 static void *worker(void *arg)
@@ -64,6 +91,7 @@ static void *worker(void *arg)
 		pthread_t c;
 		CHECK(pthread_create(&c, NULL, child, name) == 0);
 		CHECK(pthread_join(c, NULL) == 0);
+		fork_comm(name);
 	}
 	while (!atomic_load(&release))
 		usleep(500);
@@ -119,5 +147,7 @@ int main(void)
 	atomic_store(&release, 1);
 	for (int i = 0; i < N; i++)
 		CHECK(pthread_join(th[i], NULL) == 0);
+	printf("a child forked by a named thread has its name: %d\n",
+	       (int)fork_ok);
 	return 0;
 }
