@@ -288,17 +288,28 @@ GOSHIM_EXPORT int nice(int inc)
 }
 
 /*
- * The same calls made through syscall(): a tid there names a goroutine as
- * it does for the C library's functions. The raw calls answer as the
- * kernel does where glibc's differ: sched_getaffinity the bytes it wrote,
- * getpriority 20 - nice. A pid that is not a goroutine's is the kernel's.
+ * The same calls made through syscall(): 0 names the calling goroutine and
+ * a goroutine's tid that goroutine, as for the C library's functions. The
+ * pid and the Ms' tids, the tasks /proc/self/task lists, stay the
+ * kernel's: a walk over them (taskset -a) moves the OS threads, and
+ * sysmon follows the affinity it leaves (GOMAXPROCS). The raw calls answer
+ * as the kernel does where glibc's differ: sched_getaffinity the bytes it
+ * wrote, getpriority 20 - nice.
  */
+static struct g *g_of_raw_pid(pid_t pid)
+{
+	if (!shim_active())
+		return NULL;
+	if (pid == 0)
+		return on_goroutine() ? getg() : NULL;
+	return pid != sys_getpid() ? g_from_tid(pid) : NULL;
+}
+
 #define NR_CPUS_MAX 8192 /* the kernel's largest CONFIG_NR_CPUS */
 
 bool shim_sched_syscall(long nr, const long *a, long *ret)
 {
 	struct g *gp;
-	bool gone;
 	long r;
 
 	switch (nr) {
@@ -308,17 +319,17 @@ bool shim_sched_syscall(long nr, const long *a, long *ret)
 	case SYS_sched_getscheduler:
 	case SYS_sched_setparam:
 	case SYS_sched_getparam:
-		gp = g_of_pid((pid_t)a[0], &gone);
+		gp = g_of_raw_pid((pid_t)a[0]);
 		break;
 	case SYS_setpriority:
 	case SYS_getpriority:
-		gp = a[0] == PRIO_PROCESS ? g_of_pid((pid_t)a[1], &gone) : NULL;
+		gp = a[0] == PRIO_PROCESS ? g_of_raw_pid((pid_t)a[1]) : NULL;
 		break;
 	default:
 		return false;
 	}
 	if (gp == NULL)
-		return false; /* gone too: the kernel's ESRCH for the tid */
+		return false; /* an exited goroutine's too: the kernel's ESRCH */
 	switch (nr) {
 	case SYS_sched_setaffinity:
 		*ret = sched_setaffinity((pid_t)a[0], (size_t)a[1],
