@@ -36,6 +36,7 @@
  * such a thread, with no M and every P idle, and its first goroutine
  * starts an M as usual.
  */
+#include <sys/prctl.h>
 #include <sys/single_threaded.h>
 #include "debug.h"
 #include "cpuclock.h"
@@ -114,10 +115,17 @@ static void fork_child_runtime(struct g *gp)
 	debug_fork_child();
 	atomic_store(&dormant, true);
 	/* The child's one thread is its main thread: its id is the pid,
-	 * and (as the kernel's fork) no set_tid_address word carries over. */
+	 * and (as glibc's fork asks the kernel: CLONE_CHILD_CLEARTID) its
+	 * word to clear at exit is its TCB's tid, where the kernel wrote
+	 * that id. */
 	if (gp) {
 		gp->tid = sys_gettid();
-		gp->clear_tid = NULL;
+		gp->clear_tid = tls_tid_word(gp->tcb);
+		gp->robust_list = NULL; /* glibc's child registers its TCB's */
+		/* ...and the process's name is the goroutine's, as a forking
+		 * thread's comm is its child's (the M had its own). */
+		if (!gp->is_main)
+			SYS2(SYS_prctl, PR_SET_NAME, gp->name);
 	}
 	sched_fork_child(gp);
 	cpuclock_fork_child(gp);

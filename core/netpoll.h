@@ -34,6 +34,7 @@ enum fd_kind {
 	FD_PIPE,   /* pipe: per-call RWF_NOWAIT, readiness from epoll */
 	FD_SOCKET, /* socket: MSG_DONTWAIT or RWF_NOWAIT */
 	FD_EVENT,  /* eventfd, timerfd, signalfd, inotify: shim/fd_event.c */
+	FD_COMM,   /* a goroutine's comm file opened for writing: task_comm.c */
 };
 
 struct pd;

@@ -653,11 +653,16 @@ top:
 			timers_release_sleeper();
 		if (got_p)
 			goto top;
-		if (reap >= 0 && nanotime() >= reap)
-			m_reap(mp);
 		timers_run(nanotime());
-		if (atomic_load(&sched.runqsize) == 0)
+		/* A spare M goes away only with nothing readied: what
+		 * netpoll and the timers readied from here went to the
+		 * global queue with no wakep (goready on g0), and is this
+		 * M's to run. */
+		if (atomic_load(&sched.runqsize) == 0) {
+			if (reap >= 0 && nanotime() >= reap)
+				m_reap(mp);
 			continue;
+		}
 		/* Timers readied goroutines into the global queue: run them
 		 * ourselves if a P is free. */
 		rlock_lock(&sched.lock);
@@ -1227,6 +1232,21 @@ static void g_putback(struct g *gp)
 	rlock_unlock(&sched.gflock);
 }
 
+/* A thread id for a new goroutine: no live thread's. Once the fake ids
+ * have come round (2^29 - 2^22 threads made), a long-lived goroutine may
+ * still hold the next one; it is passed over, as the kernel passes over
+ * pids in use. */
+static pid_t fresh_tid(void)
+{
+	bool again;
+	pid_t tid;
+
+	do
+		tid = tls_fake_tid(&again);
+	while (again && g_from_tid(tid) != NULL);
+	return tid;
+}
+
 /* first: go_spawn queues gp itself, as its caller steps aside (runfirst). */
 static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 			      const struct spawn_attr *attr, bool first,
@@ -1318,10 +1338,11 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	if (!gp->user_stack)
 		asan_stack_clean(gp->stack_hi,
 				 (size_t)(gp->map + gp->map_size - gp->stack_hi));
-	gp->tid = tls_fake_tid();
-	gp->clear_tid = NULL;
+	gp->tid = fresh_tid();
 	cpuclock_reset(gp);
 	tls_prepare(gp, gp->tid);
+	gp->clear_tid = tls_tid_word(gp->tcb);
+	gp->robust_list = NULL;
 	gp->tls_used = reused;
 	arch_ctx_init(&gp->ctx, gp->stack_hi, gp->tcb, g_entry, gp);
 	if (fresh) {
@@ -1502,6 +1523,15 @@ static void g_clear_tid(struct g *gp)
 	_Atomic int *addr = gp->clear_tid;
 
 	gp->clear_tid = NULL;
+	/* glibc's own word, the TCB's tid, is goshim's memory, and only
+	 * glibc's pthread_join waits on it in the kernel, which goshim's
+	 * replaces for every caller: a waiter can only be a goroutine, in
+	 * the table. That keeps two system calls off every thread's exit. */
+	if (addr == tls_tid_word(gp->tcb)) {
+		atomic_store(addr, 0);
+		futex_wake(addr, true, 1, FUTEX_BITSET_MATCH_ANY);
+		return;
+	}
 	if (addr && sys_copy_out(addr, &(int){ 0 }, sizeof(int)) == 0 &&
 	    futex_wake(addr, true, 1, FUTEX_BITSET_MATCH_ANY) == 0)
 		sys_futex(addr, FUTEX_WAKE, 1, NULL, NULL, 0);
@@ -1984,6 +2014,7 @@ void sched_init(int32_t procs, bool adopt)
 	maing->ctx.tp = maing->tcb;
 	maing->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
 	maing->tid = m0->tid;
+	maing->clear_tid = tls_tid_word(maing->tcb);
 	maing->m = m0;
 	maing->status = G_RUNNING;
 	maing->sigmask = thread_sigmask();

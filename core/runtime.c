@@ -194,7 +194,7 @@ static void runtime_start_now(void)
 	}
 	stack_init();
 	threadlimit_init();
-	prctl(PR_GET_NAME, sched.main_name);
+	SYS2(SYS_prctl, PR_GET_NAME, sched.main_name);
 	sched_init(sysmon_gomaxprocs(), sys_gettid() == sys_getpid());
 	proc_status_open();
 	futex_pagemap_open();

@@ -84,6 +84,10 @@ struct g {
 	 * as it exits (the kernel's CLONE_CHILD_CLEARTID). */
 	pid_t tid;
 	_Atomic int *clear_tid;
+	/* What set_robust_list gave it, the list the kernel would walk as it
+	 * exits; NULL: its TCB's (glibc's), as glibc registers for every
+	 * thread. */
+	struct robust_list_head *robust_list;
 	bool is_g0;
 	bool tls_used;	 /* TLS ran user code: re-initialise before reuse */
 

@@ -117,7 +117,7 @@ static struct {
 } static_modules[MAX_TRACKED_MODULES];
 static struct rlock dlopen_lock;
 
-static _Atomic uint32_t fake_tid_next;
+static _Atomic uint64_t fake_tid_next;
 static void *(*volatile libc_memset)(void *, int, size_t) = memset;
 
 ptrdiff_t tls_g_offset(void)
@@ -130,15 +130,17 @@ void *tls_robust_head(void *tcb)
 	return (char *)tcb + OFF_ROBUST_HEAD;
 }
 
-pid_t tls_fake_tid(void)
+pid_t tls_fake_tid(bool *again)
 {
 	/* Above PID_MAX_LIMIT (2^22): never a real tid, never 0. Below
 	 * 2^29: a CPU clockid holds ~tid << 3 in 32 bits (glibc's
 	 * pthread_getcpuclockid makes one from the TCB's tid), and a larger
 	 * one would come back from it as another number, maybe a real
 	 * thread's. */
-	uint32_t n = atomic_fetch_add(&fake_tid_next, 1);
-	return (pid_t)((1u << 22) + n % ((1u << 29) - (1u << 22)));
+	const uint64_t span = (1u << 29) - (1u << 22);
+	uint64_t n = atomic_fetch_add(&fake_tid_next, 1);
+	*again = n >= span;
+	return (pid_t)((1u << 22) + n % span);
 }
 
 struct libc_find {

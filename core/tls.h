@@ -75,6 +75,13 @@ static inline void tls_set_tid(void *tcb, pid_t tid)
 	*(pid_t *)((char *)tcb + tls_off_tid) = tid;
 }
 
+/* The word glibc has the kernel clear and wake when the thread exits
+ * (CLONE_CHILD_CLEARTID, set_tid_address): the TCB's tid. */
+static inline _Atomic int *tls_tid_word(void *tcb)
+{
+	return (_Atomic int *)((char *)tcb + tls_off_tid);
+}
+
 /* glibc's cancellation word (struct pthread's cancelhandling, checked at
  * start-up) and its bits: pthread_cancel, pthread_setcancelstate and
  * pthread_setcanceltype work on it, and goshim reads it to know when a
@@ -109,7 +116,8 @@ void tls_after_dlopen(void);
 /* After dlclose: forget the modules that are gone. */
 void tls_after_dlclose(void);
 
-/* Allocate a fake tid: unique, never a real one. */
-pid_t tls_fake_tid(void);
+/* Allocate a fake tid, never a real one; *again once the ids have come
+ * round, when a live thread may still have it. */
+pid_t tls_fake_tid(bool *again);
 
 #endif

@@ -392,6 +392,11 @@ int wire_get_nice(struct g *gp)
 #define FUTEX_OWNER_DIED_BIT 0x40000000u
 #define FUTEX_WAITERS_BIT 0x80000000u
 
+struct robust_list_head *wire_robust_list(struct g *gp)
+{
+	return gp->robust_list ? gp->robust_list : tls_robust_head(gp->tcb);
+}
+
 void wire_hold(void)
 {
 	struct g *gp = getg();
@@ -409,7 +414,7 @@ void wire_hold(void)
 	gp->own_tid = tls_tid(gp->tcb);
 	tls_set_tid(gp->tcb, mp->tid);
 	SYS3(SYS_get_robust_list, 0, &mp->robust_prev, &len);
-	SYS2(SYS_set_robust_list, tls_robust_head(gp->tcb), len);
+	SYS2(SYS_set_robust_list, wire_robust_list(gp), len);
 }
 
 static void unhold(struct g *gp, struct m *mp)
@@ -442,7 +447,7 @@ void wire_drop(void)
  */
 static void robust_died(struct g *gp, pid_t tid)
 {
-	struct robust_list_head *h = tls_robust_head(gp->tcb);
+	struct robust_list_head *h = wire_robust_list(gp);
 	struct robust_list *e = h->list.next;
 
 	for (int n = 0; e != &h->list && n < 2048; n++) {

@@ -65,6 +65,9 @@ int wire_rtprio(const struct thread_attrs *a);
  */
 void wire_hold(void);
 void wire_drop(void);
+/* The robust list the kernel is to walk for gp: what set_robust_list gave
+ * it, else its TCB's. */
+struct robust_list_head *wire_robust_list(struct g *gp);
 
 /* proc.c: a goroutine with values waiting is about to run on mp. */
 void wire_adopt(struct m *mp, struct g *gp);

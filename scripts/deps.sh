@@ -51,6 +51,13 @@ if [[ $compat == 1 ]]; then
 	have_pkg libssl-dev || need+=(libssl-dev)
 	# The JVM case: Debian's OpenJDK, the JVM and javac.
 	{ have_cmd java && have_cmd javac; } || need+=(default-jdk-headless)
+	# stress-ng's pthread stressor, and CPython's own test_threading
+	# (the test package of Debian's python3, named by its version).
+	have_cmd stress-ng || need+=(stress-ng)
+	if [[ -x /usr/bin/python3 ]]; then
+		pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+		have_pkg "libpython$pyver-testsuite" || need+=("libpython$pyver-testsuite")
+	fi
 fi
 
 [[ ${#need[@]} -eq 0 ]] && exit 0
@@ -70,3 +77,10 @@ echo "deps: installing ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# CPython's test package is named by the version of the python3 just
+# installed: a machine that had none learns it only now.
+if [[ $compat == 1 && -x /usr/bin/python3 ]]; then
+	pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	have_pkg "libpython$pyver-testsuite" ||
+		$sudo apt-get install -y -qq --no-install-recommends "libpython$pyver-testsuite" >/dev/null
+fi

@@ -20,8 +20,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "shim.h"
-#include "../core/netpoll.h"
+#include "fd.h"
 #include "../core/sys.h"
 
 #define BLOCKING_IF(hidden, ret, name, params, args)                 \
@@ -136,7 +135,16 @@ static int open_at(int dirfd, const char *path, int flags, mode_t mode)
 								  "openat");
 	if (!shim_active())
 		return fn(dirfd, path, flags, mode);
-	return IN_SYSCALL(fn(dirfd, path, flags, mode));
+	int fd = IN_SYSCALL(fn(dirfd, path, flags, mode));
+	long opened = fd < 0 ? -errno : fd, r;
+	/* The kernel has read path if it opened it or found nothing. */
+	if ((opened >= 0 || opened == -ENOENT) &&
+	    shim_comm_open(path, flags, opened, &r)) {
+		if (opened >= 0)
+			sys_close(fd);
+		return (int)fd_ret(r);
+	}
+	return fd;
 }
 
 /* The mode argument exists only when the flags ask to create a file. */
@@ -183,7 +191,7 @@ GOSHIM_EXPORT long syscall(long nr, ...)
 		return r;
 	if (!shim_active())
 		return fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (shim_tid_syscall(nr, a, &r))
+	if (shim_tid_syscall(nr, a, &r) || shim_sched_syscall(nr, a, &r))
 		return r;
 	if (nr == SYS_futex && shim_futex_syscall(a, &r))
 		return r;

@@ -144,6 +144,13 @@ long fd_ready(int fd, short events, bool wait);
  * (shim/fd_event.c): count or -errno. */
 long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write);
 
+/* task_comm.c: after an open of path (opened: its fd or -errno), one of
+ * a goroutine's comm file instead: true if path is one, with the fd or
+ * -errno in *ret (the caller closes opened). A write or writev on an
+ * FD_COMM fd: count or -errno. */
+bool shim_comm_open(const char *path, int flags, long opened, long *ret);
+long shim_comm_write(int fd, const struct iovec *iov, int iovcnt);
+
 /* glibc's _FORTIFY_SOURCE failure: "buffer overflow detected". */
 void __chk_fail(void) __attribute__((noreturn));
 

@@ -32,6 +32,7 @@ GOSHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 		return IN_SYSCALL(real.read(fd, buf, n));
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
+	case FD_COMM:
 		return IN_SYSCALL(real.read(fd, buf, n));
 	case FD_EVENT:
 		return fd_ret(fd_event_rw(fd, &(struct iovec){ buf, n }, 1,
@@ -56,6 +57,9 @@ GOSHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
 		return IN_SYSCALL(real.write(fd, buf, n));
+	case FD_COMM:
+		return fd_ret(shim_comm_write(
+			fd, &(struct iovec){ (void *)buf, n }, 1));
 	case FD_EVENT:
 		return fd_ret(fd_event_rw(
 			fd, &(struct iovec){ (void *)buf, n }, 1, true));
@@ -76,6 +80,7 @@ GOSHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 		return FD_REAL(readv, SYS3(SYS_readv, fd, iov, n), fd, iov, n);
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
+	case FD_COMM:
 		return IN_SYSCALL(real.readv(fd, iov, n));
 	case FD_EVENT:
 		return fd_ret(fd_event_rw(fd, iov, n, false));
@@ -98,6 +103,8 @@ GOSHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
 		return IN_SYSCALL(real.writev(fd, iov, n));
+	case FD_COMM:
+		return fd_ret(shim_comm_write(fd, iov, n));
 	case FD_EVENT:
 		return fd_ret(fd_event_rw(fd, iov, n, true));
 	default:

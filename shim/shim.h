@@ -106,6 +106,17 @@ bool shim_tid_syscall(long nr, const long *a, long *ret);
 /* futex.c: syscall(SYS_futex, a...) on a private futex: true if it
  * answered, with the C library's result in *ret. */
 bool shim_futex_syscall(const long *a, long *ret);
+/* thread_sched.c: syscall()'s scheduling calls on a goroutine's tid
+ * (affinity, policy, priority, nice): true if it answered, with the C
+ * library's result in *ret. */
+bool shim_sched_syscall(long nr, const long *a, long *ret);
+/* prctl.c: prctl(option, a[0..3]) where it names the calling goroutine:
+ * true if it answered, with the kernel's -errno result in *ret. */
+bool shim_prctl(int option, const unsigned long *a, long *ret);
+/* pthread_name.c: a goroutine's name (at most 15 bytes, NUL-ended): 0 or
+ * an errno. */
+int shim_name_set(struct g *gp, const char *name);
+int shim_name_get(struct g *gp, char name[16]);
 
 /* mmap.c: syscall(SYS_munmap or SYS_mremap, a...): true if it was one,
  * with the C library's result in *ret. */

@@ -10,15 +10,23 @@
  * (recursive mutex owners). gettid and syscall(SYS_gettid) answer it,
  * set_tid_address answers it and clears its word as the goroutine exits,
  * and tgkill and tkill (through syscall() too) signal the goroutine it
- * names. The scheduling calls take it as well (thread_sched.c). A program
- * that opens /proc/self/task/TID itself finds no such directory for a
- * goroutine's tid (ENOENT), as for a thread that has exited.
+ * names, and rt_tgsigqueueinfo reaches it (with tgkill's siginfo, as
+ * pthread_sigqueue's to another goroutine); kill and sigqueue with it
+ * signal the process, as Linux does for a thread's id. The scheduling calls take it
+ * as well (thread_sched.c), prctl's naming calls act on the goroutine
+ * (prctl.c), set_robust_list and get_robust_list keep its own list.
+ * Since no task of the system has such an id, a call goshim does not see
+ * that names it gets ESRCH, never another thread. A program that opens
+ * /proc/self/task/TID itself finds its comm file (task_comm.c) and no
+ * other entry (ENOENT), as for a thread that has exited.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "../core/sys.h"
+#include "../core/wire.h"
 #include "shim.h"
 
 /* The kernel's -errno convention as the C library's. */
@@ -49,6 +57,43 @@ static bool goroutine_kill(pid_t pid, pid_t tid, int sig, long *r)
 	return true;
 }
 
+/* set_robust_list: the goroutine's list, as the kernel keeps one per
+ * thread; the kernel's too while the goroutine is wired for a
+ * process-shared lock (core/wire.c), since the kernel then walks it. */
+static long robust_set(struct g *gp, struct robust_list_head *head,
+		       size_t len)
+{
+	if (len != sizeof *head)
+		return -EINVAL;
+	gp->robust_list = head;
+	if (gp->pshared_holds > 0)
+		return SYS2(SYS_set_robust_list, head, len);
+	return 0;
+}
+
+/* get_robust_list(pid, ...) where pid (0: the caller) is a goroutine;
+ * false for the kernel to answer. */
+static bool robust_get(pid_t pid, void **head_ptr, size_t *len_ptr,
+		       long *r)
+{
+	struct g *gp;
+	void *head;
+	size_t len;
+
+	if (pid == 0)
+		gp = on_goroutine() ? getg() : NULL;
+	else
+		gp = pid > 0 && shim_active() ? g_from_tid(pid) : NULL;
+	if (gp == NULL)
+		return false;
+	head = wire_robust_list(gp);
+	len = sizeof(struct robust_list_head);
+	*r = sys_copy_out(len_ptr, &len, sizeof len);
+	if (*r == 0)
+		*r = sys_copy_out(head_ptr, &head, sizeof head);
+	return true;
+}
+
 pid_t shim_gettid(void)
 {
 	return on_goroutine() ? getg()->tid : (pid_t)SYS0(SYS_gettid);
@@ -65,6 +110,33 @@ GOSHIM_EXPORT int tgkill(pid_t pid, pid_t tid, int sig)
 	if (!goroutine_kill(pid, tid, sig, &r))
 		r = SYS3(SYS_tgkill, pid, tid, sig);
 	return (int)tid_ret(r);
+}
+
+/* kill and sigqueue take a thread's id too, and signal its process: for
+ * a goroutine's, ours. */
+static pid_t process_of(pid_t pid)
+{
+	if (pid > 0 && pid != sys_getpid() && shim_active() &&
+	    g_from_tid(pid) != NULL)
+		return sys_getpid();
+	return pid;
+}
+
+GOSHIM_EXPORT int kill(pid_t pid, int sig)
+{
+	return (int)tid_ret(SYS2(SYS_kill, process_of(pid), sig));
+}
+
+GOSHIM_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value)
+{
+	siginfo_t si = { .si_signo = sig, .si_code = SI_QUEUE };
+
+	/* As glibc's: the caller's pid and uid, the value. */
+	si.si_pid = sys_getpid();
+	si.si_uid = (uid_t)SYS0(SYS_getuid);
+	si.si_value = value;
+	return (int)tid_ret(SYS3(SYS_rt_sigqueueinfo, process_of(pid), sig,
+				 &si));
 }
 
 bool shim_tid_syscall(long nr, const long *a, long *ret)
@@ -87,6 +159,36 @@ bool shim_tid_syscall(long nr, const long *a, long *ret)
 		break;
 	case SYS_tkill:
 		if (!goroutine_kill(-1, (pid_t)a[0], (int)a[1], &r))
+			return false;
+		break;
+	case SYS_rt_tgsigqueueinfo:
+		/* as pthread_sigqueue to another goroutine: the value is
+		 * not carried */
+		if (!goroutine_kill((pid_t)a[0], (pid_t)a[1], (int)a[2], &r))
+			return false;
+		break;
+	case SYS_kill:
+		if (process_of((pid_t)a[0]) == (pid_t)a[0])
+			return false;
+		r = SYS2(SYS_kill, sys_getpid(), a[1]);
+		break;
+	case SYS_rt_sigqueueinfo:
+		if (process_of((pid_t)a[0]) == (pid_t)a[0])
+			return false;
+		r = SYS3(SYS_rt_sigqueueinfo, sys_getpid(), a[1], a[2]);
+		break;
+	case SYS_set_robust_list:
+		if (!on_goroutine())
+			return false;
+		r = robust_set(getg(), (struct robust_list_head *)a[0],
+			       (size_t)a[1]);
+		break;
+	case SYS_get_robust_list:
+		if (!robust_get((pid_t)a[0], (void **)a[1], (size_t *)a[2], &r))
+			return false;
+		break;
+	case SYS_prctl:
+		if (!shim_prctl((int)a[0], (const unsigned long *)&a[1], &r))
 			return false;
 		break;
 	default:

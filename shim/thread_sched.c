@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include "../core/sys.h"
 #include "../core/wire.h"
 #include "shim.h"
@@ -284,4 +285,90 @@ GOSHIM_EXPORT int nice(int inc)
 		return -1;
 	}
 	return getpriority(PRIO_PROCESS, 0);
+}
+
+/*
+ * The same calls made through syscall(): 0 names the calling goroutine and
+ * a goroutine's tid that goroutine, as for the C library's functions. The
+ * pid and the Ms' tids, the tasks /proc/self/task lists, stay the
+ * kernel's: a walk over them (taskset -a) moves the OS threads, and
+ * sysmon follows the affinity it leaves (GOMAXPROCS). The raw calls answer
+ * as the kernel does where glibc's differ: sched_getaffinity the bytes it
+ * wrote, getpriority 20 - nice.
+ */
+static struct g *g_of_raw_pid(pid_t pid)
+{
+	if (!shim_active())
+		return NULL;
+	if (pid == 0)
+		return on_goroutine() ? getg() : NULL;
+	return pid != sys_getpid() ? g_from_tid(pid) : NULL;
+}
+
+#define NR_CPUS_MAX 8192 /* the kernel's largest CONFIG_NR_CPUS */
+
+bool shim_sched_syscall(long nr, const long *a, long *ret)
+{
+	struct g *gp;
+	long r;
+
+	switch (nr) {
+	case SYS_sched_setaffinity:
+	case SYS_sched_getaffinity:
+	case SYS_sched_setscheduler:
+	case SYS_sched_getscheduler:
+	case SYS_sched_setparam:
+	case SYS_sched_getparam:
+		gp = g_of_raw_pid((pid_t)a[0]);
+		break;
+	case SYS_setpriority:
+	case SYS_getpriority:
+		gp = a[0] == PRIO_PROCESS ? g_of_raw_pid((pid_t)a[1]) : NULL;
+		break;
+	default:
+		return false;
+	}
+	if (gp == NULL)
+		return false; /* an exited goroutine's too: the kernel's ESRCH */
+	switch (nr) {
+	case SYS_sched_setaffinity:
+		*ret = sched_setaffinity((pid_t)a[0], (size_t)a[1],
+					 (const cpu_set_t *)a[2]);
+		return true;
+	case SYS_sched_getaffinity:
+		/* The kernel judges the size and the buffer, and says how
+		 * much of it a mask takes; the mask is the goroutine's. */
+		r = SYS3(SYS_sched_getaffinity, 0, a[1], a[2]);
+		if (r >= 0) {
+			unsigned long mask[NR_CPUS_MAX / (8 * sizeof(long))];
+			int err = wire_get_affinity(gp, sizeof mask, mask);
+			if (err == 0)
+				err = -(int)sys_copy_out((void *)a[2], mask,
+							 (size_t)r);
+			if (err)
+				r = -err;
+		}
+		*ret = sys_ret(r);
+		return true;
+	case SYS_sched_setscheduler:
+		*ret = sched_setscheduler((pid_t)a[0], (int)a[1],
+					  (const struct sched_param *)a[2]);
+		return true;
+	case SYS_sched_getscheduler:
+		*ret = sched_getscheduler((pid_t)a[0]);
+		return true;
+	case SYS_sched_setparam:
+		*ret = sched_setparam((pid_t)a[0],
+				      (const struct sched_param *)a[1]);
+		return true;
+	case SYS_sched_getparam:
+		*ret = sched_getparam((pid_t)a[0], (struct sched_param *)a[1]);
+		return true;
+	case SYS_setpriority:
+		*ret = setpriority(PRIO_PROCESS, (id_t)a[1], (int)a[2]);
+		return true;
+	default: /* SYS_getpriority */
+		*ret = 20 - wire_get_nice(gp);
+		return true;
+	}
 }

@@ -491,11 +491,56 @@ t_jvm_cpu() {
 	same_output jvm-cpu jvm-cpu 64 java -Xmx256m -cp "$jvm_classes" JvmCpu
 }
 
+# ---- stress-ng's pthread stressor -------------------------------------------
+
+# stress-ng --pthread: 4 workers, each making up to 256 threads at a time
+# for 10 s, every thread checking its own tid (gettid, set_tid_address,
+# tgkill, tkill) and robust list; --verify checks the counters. Exit status
+# 0, "successful run", no "fail:" line; the rate is its bogo ops/s.
+t_stress_ng() {
+	local m out
+	for m in native goshim; do
+		run "$m" stress-ng stress-ng --pthread 4 --pthread-max 256 --verify \
+			-t 10s --metrics-brief --temp-path "$work"
+		check_status "$m" stress-ng
+		account "$m"
+		out=$(cat "$work/stress-ng.$m.out" "$work/stress-ng.$m.err")
+		grep -q 'successful run completed' <<<"$out" ||
+			note "$m" "no successful run: $(grep -m1 -E 'fail|error' <<<"$out")"
+		! grep -q 'fail:' <<<"$out" ||
+			note "$m" "$(grep -m1 'fail:' <<<"$out")"
+		res_rate[$m]=$(awk '$4 == "pthread" && $5 ~ /^[0-9]+$/ { printf "%.0f ops/s", $(NF-1) }' <<<"$out")
+	done
+	report stress-ng 100 "--pthread 4 --pthread-max 256 --verify -t 10s"
+}
+
+# ---- CPython's own test_threading -------------------------------------------
+
+# python -m test test_threading -v (Debian's libpythonX.Y-testsuite): every
+# test's outcome ("ok", "skipped 'why'", FAIL, ERROR) must be the same
+# natively and under goshim, and the suite must pass natively.
+t_py_test_threading() {
+	local m
+	for m in native goshim; do
+		run "$m" pytest-threading env -C "$work" /usr/bin/python3 -m test \
+			test_threading -v --timeout 120
+		check_status "$m" pytest-threading
+		account "$m"
+		grep -E ' \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)' \
+			"$work/pytest-threading.$m.out" | sort >"$work/pytest-threading.$m.res" || true
+		[[ -s $work/pytest-threading.$m.res ]] || note "$m" "no test outcomes in the output"
+	done
+	cmp -s "$work/pytest-threading.native.res" "$work/pytest-threading.goshim.res" ||
+		note goshim "outcomes differ: $(diff "$work/pytest-threading.native.res" "$work/pytest-threading.goshim.res" | grep '^[<>]' | head -3 | tr '\n' ' ')"
+	report py-threading 4 "$(wc -l <"$work/pytest-threading.native.res") tests, same outcomes"
+}
+
 all=(pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd jvm_server jvm_cpu)
+all+=(stress_ng py_test_threading)
 [[ $# -gt 0 ]] && all=("$@")
 for t in "${all[@]}"; do
 	if ! declare -F "t_$t" >/dev/null; then
-		echo "compat: no program '$t' (have: pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd jvm_server jvm_cpu)" >&2
+		echo "compat: no program '$t' (have: $(declare -F | sed -n 's/^declare -f t_//p' | tr '\n' ' '))" >&2
 		exit 2
 	fi
 done

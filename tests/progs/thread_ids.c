@@ -3,7 +3,8 @@
 // and set_tid_address agree and do not change across yields and sleeps
 // (under goshim the threads share and change OS threads). tgkill and tkill
 // (libc's and through syscall()) reach the thread the id names; the
-// scheduling calls take it (sched_getaffinity, getpriority); an id whose
+// scheduling calls take it (sched_getaffinity, getpriority); kill and
+// sigqueue with it signal the process, as Linux does; an id whose
 // thread has been joined is ESRCH; set_tid_address's word is cleared and
 // woken when its thread exits.
 // goshim-test: shim-max-threads=GOMAXPROCS+4
@@ -41,6 +42,16 @@ static void on_usr1(int sig, siginfo_t *si, void *uc)
 		hits[my_index]++;
 	else
 		wrong++;
+}
+
+static atomic_int usr2;
+
+static void on_usr2(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	usr2++;
 }
 
 static void *worker(void *arg)
@@ -84,6 +95,8 @@ int main(void)
 	sa.sa_sigaction = on_usr1;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_sigaction = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
 
 	CHECK(gettid() == getpid() && syscall(SYS_gettid) == getpid());
 	for (long i = 0; i < N; i++)
@@ -129,6 +142,21 @@ int main(void)
 	printf("tgkill/tkill by id: each thread got its own signal once %d, "
 	       "wrong thread %d\n", each, (int)wrong);
 	printf("sched_getaffinity and getpriority by id: %d of %d\n", ok_sched, N);
+	/* One at a time: a signal pending for the process counts once. */
+	for (int k = 1; k <= 3; k++) {
+		if (k == 1)
+			CHECK(kill(tids[k], SIGUSR2) == 0);
+		else if (k == 2)
+			CHECK(sigqueue(tids[k], SIGUSR2,
+				       (union sigval){ .sival_int = 7 }) == 0);
+		else
+			CHECK(syscall(SYS_kill, tids[k], SIGUSR2) == 0);
+		for (int tries = 0; tries < 2000 && atomic_load(&usr2) < k;
+		     tries++)
+			usleep(1000);
+	}
+	printf("kill, sigqueue and raw kill by id signal the process: %d\n",
+	       (int)usr2);
 
 	atomic_store(&release, 1);
 	for (int i = 0; i < N; i++)
