@@ -28,29 +28,31 @@ extern _Atomic bool cpuclock_on;
 void cpuclock_begin(struct m *mp, struct g *gp);
 void cpuclock_end(struct m *mp, struct g *gp);
 
-/* execute, just before the switch to gp. The store comes before the
- * load of cpuclock_on in program order; cpuclock_enable's process-wide
- * barrier makes that enough (see cpuclock.c). */
-static inline void cpuclock_switch_in(struct m *mp, struct g *gp)
+/* Both switches: the M's run count moves, and then whether the clocks
+ * count is read. The store comes before the load of cpuclock_on in
+ * program order; cpuclock_enable's process-wide barrier makes that enough
+ * (see cpuclock.c). */
+static inline bool cpuclock_runseq_bump(struct m *mp)
 {
 	uint64_t seq = atomic_load_explicit(&mp->runseq, memory_order_relaxed);
 	atomic_store_explicit(&mp->runseq, seq + 1, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
-	if (__builtin_expect(atomic_load_explicit(&cpuclock_on,
-						  memory_order_relaxed),
-			     0))
+	return __builtin_expect(atomic_load_explicit(&cpuclock_on,
+						     memory_order_relaxed),
+				0);
+}
+
+/* execute, just before the switch to gp. */
+static inline void cpuclock_switch_in(struct m *mp, struct g *gp)
+{
+	if (cpuclock_runseq_bump(mp))
 		cpuclock_begin(mp, gp);
 }
 
 /* mcall, just before gp switches to g0. */
 static inline void cpuclock_switch_out(struct m *mp, struct g *gp)
 {
-	uint64_t seq = atomic_load_explicit(&mp->runseq, memory_order_relaxed);
-	atomic_store_explicit(&mp->runseq, seq + 1, memory_order_release);
-	atomic_signal_fence(memory_order_seq_cst);
-	if (__builtin_expect(atomic_load_explicit(&cpuclock_on,
-						  memory_order_relaxed),
-			     0))
+	if (cpuclock_runseq_bump(mp))
 		cpuclock_end(mp, gp);
 }
 

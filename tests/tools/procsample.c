@@ -60,6 +60,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,19 +102,28 @@ static void die(const char *what)
 	exit(126);
 }
 
+/* PATH's start, NUL-ended, in buf (one read: a /proc or cgroup file is
+ * made whole by it); false when it cannot be read. */
+static bool read_start(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
 /* The first number in DIR/NAME (bytes), or -1 when it cannot be read. */
 static long long cg_read(const char *name)
 {
 	char path[4096], buf[64];
 	snprintf(path, sizeof path, "%s/%s", cg_dir, name);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!read_start(path, buf, sizeof buf))
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	char *end;
 	long long v = strtoll(buf, &end, 10);
 	return end == buf ? -1 : v;
@@ -242,14 +252,8 @@ static int read_stat(int pid, int *ppid, long *threads, long *rss_kib)
 {
 	char path[48], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!read_start(path, buf, sizeof buf))
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	char *p = strrchr(buf, ')');
 	if (!p)
 		return -1;
