@@ -142,7 +142,7 @@ diag: $(B)/libgoshim.so $(PROG_BINS) $(B)/tools/hold
 # OpenSSL's headers).
 COMPAT_BINS := $(B)/tests/compat/gendata $(B)/tests/compat/cxx_threads \
 	$(B)/tests/compat/curl_fetch $(B)/tests/compat/mc_client \
-	$(B)/tests/compat/ssl_digest
+	$(B)/tests/compat/ssl_digest $(B)/tests/compat/rust_threads
 
 $(B)/tests/compat/%: tests/compat/%.c
 	@mkdir -p $(dir $@)
@@ -159,6 +159,11 @@ $(B)/tests/compat/ssl_digest: tests/compat/ssl_digest.c
 $(B)/tests/compat/%: tests/compat/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CFLAGS) $(WARN) -std=gnu++17 $< -o $@ -pthread
+
+# Rust's std threads (Debian's rustc; edition 2018, which its 1.63 has).
+$(B)/tests/compat/rust_threads: tests/compat/rust_threads.rs
+	@mkdir -p $(dir $@)
+	rustc --edition 2018 -O -o $@ $<
 
 # The JVM case's Java programs, compiled by Debian's javac.
 COMPAT_JAVA := $(patsubst tests/compat/%.java,$(B)/tests/compat/java/%.class,\

@@ -49,6 +49,8 @@ if [[ $compat == 1 ]]; then
 	have_cmd zstd || need+=(zstd)
 	have_pkg libcurl4-openssl-dev || need+=(libcurl4-openssl-dev)
 	have_pkg libssl-dev || need+=(libssl-dev)
+	# Rust's std threads (tests/compat/rust_threads.rs).
+	have_cmd rustc || need+=(rustc)
 	# The JVM case: Debian's OpenJDK, the JVM and javac.
 	{ have_cmd java && have_cmd javac; } || need+=(default-jdk-headless)
 	# stress-ng's pthread stressor, and CPython's own test_threading

@@ -31,7 +31,7 @@ lib=$(realpath "$B/libgoshim.so")
 ps=$B/tools/procsample
 bin=$B/tests/compat
 for f in "$lib" "$ps" "$bin/gendata" "$bin/cxx_threads" "$bin/curl_fetch" \
-	"$bin/mc_client" "$bin/ssl_digest" "$B/tests/servers/legacy_httpd"; do
+	"$bin/mc_client" "$bin/ssl_digest" "$bin/rust_threads" "$B/tests/servers/legacy_httpd"; do
 	if [[ ! -x $f ]]; then
 		echo "compat: $f missing: run 'make compat'" >&2
 		exit 2
@@ -293,6 +293,10 @@ same_output() {
 # cxx_threads: libstdc++'s threads.
 t_cxx() { same_output cxx_threads cxx 2 "$bin/cxx_threads"; }
 
+# rust_threads: Rust's std threads, whose Mutex, Condvar, RwLock, park and
+# channels wait on raw futex system calls, not on pthread calls.
+t_rust() { same_output rust_threads rust 16 "$bin/rust_threads"; }
+
 # python: CPython's threads and its GIL (timed condvar waits). Debian's
 # own python3, not whatever a PATH shim (pyenv) would start.
 t_python() { same_output python py 4 /usr/bin/python3 "$here/py_threads.py"; }
@@ -535,7 +539,7 @@ t_py_test_threading() {
 	report py-threading 4 "$(wc -l <"$work/pytest-threading.native.res") tests, same outcomes"
 }
 
-all=(pigz sysbench_threads sysbench_mutex sort cxx python openssl curl memcached zstd jvm_server jvm_cpu)
+all=(pigz sysbench_threads sysbench_mutex sort cxx rust python openssl curl memcached zstd jvm_server jvm_cpu)
 all+=(stress_ng py_test_threading)
 [[ $# -gt 0 ]] && all=("$@")
 for t in "${all[@]}"; do
