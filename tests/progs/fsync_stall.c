@@ -3,9 +3,12 @@
 // third sleeps 1 ms at a time and measures the longest gap between its
 // wake-ups (reported on stderr; the check allows 200 ms on a loaded
 // machine). Under goshim fsync runs under entersyscall and sysmon hands
-// the only P to another M while it waits for the disk.
+// the only P to another M while it waits for the disk. Threads: the two
+// in fsync, the one with the P, sysmon, the main thread's (idle) and one
+// more while a handed-off P comes back, on a loaded machine; an M for
+// every fsync would be hundreds.
 // goshim-test: env=GOMAXPROCS=1
-// goshim-test: shim-max-threads=GOMAXPROCS+5
+// goshim-test: shim-max-threads=GOMAXPROCS+6
 // goshim-test: timeout=60
 #include <fcntl.h>
 #include <pthread.h>
