@@ -295,6 +295,18 @@ void cpuclock_split(struct g *gp, int64_t ns, int64_t puser, int64_t psys,
 	*sys = st;
 }
 
+static int64_t tv_ns(struct timeval tv)
+{
+	return tv.tv_sec * 1000000000LL + tv.tv_usec * 1000;
+}
+
+void cpuclock_split_rusage(struct g *gp, int64_t ns, const struct rusage *proc,
+			   int64_t *user, int64_t *sys)
+{
+	cpuclock_split(gp, ns, tv_ns(proc->ru_utime), tv_ns(proc->ru_stime),
+		       user, sys);
+}
+
 int64_t cpuclock_value(struct g *gp, pid_t tid, int which,
 		       struct timespec *ts)
 {
@@ -315,12 +327,7 @@ int64_t cpuclock_value(struct g *gp, pid_t tid, int which,
 		int64_t sys;
 		if (SYS2(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
 			return -EINVAL;
-		cpuclock_split(gp, ns,
-			       ru.ru_utime.tv_sec * 1000000000LL +
-				       ru.ru_utime.tv_usec * 1000,
-			       ru.ru_stime.tv_sec * 1000000000LL +
-				       ru.ru_stime.tv_usec * 1000,
-			       &ns, &sys);
+		cpuclock_split_rusage(gp, ns, &ru, &ns, &sys);
 	}
 	if (ts)
 		*ts = (struct timespec){ ns / 1000000000, ns % 1000000000 };

@@ -20,6 +20,7 @@
 #ifndef GOSHIM_CPUCLOCK_H
 #define GOSHIM_CPUCLOCK_H
 
+#include <sys/resource.h>
 #include <time.h>
 #include "runtime.h"
 
@@ -75,6 +76,9 @@ int64_t cpuclock_value(struct g *gp, pid_t tid, int which,
  * process's (puser, psys), neither part less than gp was told before. */
 void cpuclock_split(struct g *gp, int64_t ns, int64_t puser, int64_t psys,
 		    int64_t *user, int64_t *sys);
+/* The same, with the process's parts as getrusage(RUSAGE_SELF) gave them. */
+void cpuclock_split_rusage(struct g *gp, int64_t ns, const struct rusage *proc,
+			   int64_t *user, int64_t *sys);
 /* mp starts with gp running on it without a switch (the main goroutine
  * adopted at start-up): its first run, since the thread began. */
 void cpuclock_adopt(struct m *mp, struct g *gp);

@@ -174,12 +174,7 @@ GOSHIM_EXPORT int getrusage(int who, struct rusage *ru)
 	int64_t ns = cpuclock_read(gp), user, sys;
 	if (ns < 0)
 		return fail(EINVAL);
-	cpuclock_split(gp, ns,
-		       proc.ru_utime.tv_sec * 1000000000LL +
-			       proc.ru_utime.tv_usec * 1000,
-		       proc.ru_stime.tv_sec * 1000000000LL +
-			       proc.ru_stime.tv_usec * 1000,
-		       &user, &sys);
+	cpuclock_split_rusage(gp, ns, &proc, &user, &sys);
 	r.ru_utime = ns_tv(user);
 	r.ru_stime = ns_tv(sys);
 	r.ru_maxrss = proc.ru_maxrss;
