@@ -771,6 +771,18 @@ def mib(kib):
     return None if kib is None else kib / 1024
 
 
+
+def emit_json(a, doc):
+    """--json-file writes doc there; --json prints it instead of the table
+    (True: the caller prints nothing else)."""
+    if a.json_file:
+        with open(a.json_file, "w") as f:
+            json.dump(doc, f, indent=1)
+    if a.json:
+        json.dump(doc, sys.stdout, indent=1)
+        print()
+    return bool(a.json)
+
 def cmd_stress(argv):
     p = Parser(prog="goshim stress",
                description="Start SERVER natively, wait until it listens on 127.0.0.1:PORT, "
@@ -888,13 +900,7 @@ def cmd_stress(argv):
                                             if k != "series"}
                                          for m in MODES if (m, n) in res}}
                       for n in a.conns]}
-    if a.json_file:
-        with open(a.json_file, "w") as f:
-            json.dump(doc, f, indent=1)
-    if a.json:
-        json.dump(doc, sys.stdout, indent=1)
-        print()
-    else:
+    if not emit_json(a, doc):
         bound = f"{a.duration:g} s" + (f" or {a.requests:,} requests" if a.requests else "")
         print(f"goshim stress: {a.server}")
         print(f"{what}, persistent connections, one request in flight each, {bound} per level;")
@@ -970,13 +976,7 @@ def stress_mem_limit(a):
            **{m: {k: v for k, v in res[m].items() if k != "series"} for m in res},
            "held_ratio": (res["goshim"]["held"] / res["native"]["held"]
                           if len(res) == 2 and res["native"]["held"] else None)}
-    if a.json_file:
-        with open(a.json_file, "w") as f:
-            json.dump(doc, f, indent=1)
-    if a.json:
-        json.dump(doc, sys.stdout, indent=1)
-        print()
-    else:
+    if not emit_json(a, doc):
         print_mem_limit(a, res, cgs, what, procs)
     return 1 if failures else 0
 
