@@ -28,6 +28,9 @@
  * our pid and uid, nothing else), any other context hands the signal back
  * to its target through sysmon. One still pending when the M takes a mask that blocks it
  * (the next goroutine's) is taken off the thread then (m_directed_drain).
+ * The siginfo of the instance itself (the sender's, a sigqueue value, a
+ * timer's) is kept for the goroutine (sigkeep.c) from the moment goshim
+ * takes the signal until the goroutine takes it, and given to it then.
  */
 #include <errno.h>
 #include <limits.h>
@@ -39,6 +42,7 @@
 #include <sys/random.h>
 #include "preempt.h"
 #include "runtime.h"
+#include "sigkeep.h"
 #include "sys.h"
 #include "timer.h"
 #include "tls.h"
@@ -144,11 +148,12 @@ void gsignal_keep(struct g *gp, int sig)
 	sysmon_wake();
 }
 
-bool gsignal_misdirected(int sig, siginfo_t *si)
+bool gsignal_misdirected(int sig, siginfo_t *si, bool *here)
 {
 	struct g *target = unmark(si);
 	struct g *gp = getg();
 
+	*here = target != NULL && target == gp;
 	if (target == NULL)
 		return false;
 	/* Off the thread: the next one for this M may be sent. */
@@ -160,10 +165,33 @@ bool gsignal_misdirected(int sig, siginfo_t *si)
 	return true;
 }
 
+void gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si)
+{
+	bool more;
+
+	if (sigkeep_take(gp, sig, si, &more) && more)
+		keep_for(gp, sig);
+}
+
+/* Back to the process, pending for any thread, with its siginfo where
+ * the kernel lets it be given again (a code it could not have made for
+ * a kill, or the main thread asking), else as a kill. */
+static void process_requeue(const siginfo_t *si, pid_t pid)
+{
+	if ((si->si_code < 0 && si->si_code != SI_TKILL) ||
+	    sys_gettid() == pid) {
+		siginfo_t again = *si;
+		if (SYS3(SYS_rt_sigqueueinfo, pid, si->si_signo, &again) == 0)
+			return;
+	}
+	SYS2(SYS_kill, pid, si->si_signo);
+}
+
 /* Take set's signals off this thread: a marked one goes to its target;
  * with own (a goroutine taking back what it sent itself), one the process
- * sent (SI_TKILL, SI_QUEUE) is kept in own; any other is the process's,
- * pending for any thread: back where it was, and no further. */
+ * sent (SI_TKILL, SI_QUEUE) is kept in own, siginfo and all; any other is
+ * the process's, pending for any thread: back where it was, and no
+ * further. */
 static void thread_pending_take(uint64_t set, struct g *own)
 {
 	struct timespec zero = { 0, 0 };
@@ -176,9 +204,10 @@ static void thread_pending_take(uint64_t set, struct g *own)
 			gsignal_keep(target, si.si_signo);
 		} else if (own && si.si_pid == pid &&
 			   (si.si_code == SI_TKILL || si.si_code == SI_QUEUE)) {
+			sigkeep_put(own, &si);
 			atomic_fetch_or(&own->sigpending, sigbit(si.si_signo));
 		} else {
-			SYS2(SYS_kill, pid, si.si_signo);
+			process_requeue(&si, pid);
 			break;
 		}
 	}
@@ -312,32 +341,72 @@ static void kick(struct g *gp, int sig)
 		m_tgkill_for(mp, gp, sig);
 }
 
-int gsignal_send(struct g *gp, int sig)
+static bool to_self(struct g *gp)
 {
 	struct g *me = getg();
-	bool self = gp == me && me && !me->is_g0;
+	return gp == me && me && !me->is_g0;
+}
 
-	/* To itself: on its own M's thread, where the kernel delivers it at
-	 * once or, blocked, keeps it pending with the exact siginfo for
-	 * sigpending, sigwait and a signalfd read. Blocked, it is noted:
-	 * the goroutine may leave the M before it unblocks it. */
-	if (self) {
-		long r = m_tgkill(me->m->tid, sig);
-		if (r == 0 && (me->sigmask & sigbit(sig)))
-			me->sigself |= sigbit(sig);
-		return (int)-r;
+/* To itself: on its own M's thread, where the kernel delivers it at once
+ * or, blocked, keeps it pending with the exact siginfo for sigpending,
+ * sigwait and a signalfd read. Blocked, it is noted: the goroutine may
+ * leave the M before it unblocks it. */
+static int send_self(struct g *me, const siginfo_t *si)
+{
+	int sig = si->si_signo;
+	long r;
+
+	if (si->si_code == SI_TKILL) {
+		r = m_tgkill(me->m->tid, sig);
+	} else {
+		siginfo_t copy = *si;
+		r = SYS4(SYS_rt_tgsigqueueinfo, sys_getpid(), me->m->tid, sig,
+			 &copy);
 	}
+	if (r == 0 && (me->sigmask & sigbit(sig)))
+		me->sigself |= sigbit(sig);
+	return (int)-r;
+}
+
+/* sig for gp, another goroutine (or gp itself, taking what sysmon gives
+ * it), with si kept for it first: NULL where the instances it takes are
+ * kept for it already. */
+static int send_other(struct g *gp, int sig, const siginfo_t *si)
+{
 	if (!(gp->sigmask & sigbit(sig))) {
 		uintptr_t h = disposition(sig);
 		if (h == (uintptr_t)SIG_IGN ||
-		    (h == (uintptr_t)SIG_DFL && ignored_by_default(sig)))
+		    (h == (uintptr_t)SIG_DFL && ignored_by_default(sig))) {
+			sigkeep_drop(gp, sig);
 			return 0;
+		}
 		if (h == (uintptr_t)SIG_DFL)
 			return (int)-m_tgkill((pid_t)SYS0(SYS_gettid), sig);
 	}
+	if (si)
+		sigkeep_put(gp, si);
 	atomic_fetch_or(&gp->sigpending, sigbit(sig));
 	kick(gp, sig);
 	return 0;
+}
+
+int gsignal_send(struct g *gp, int sig)
+{
+	siginfo_t si;
+
+	gsignal_siginfo(&si, sig, SI_TKILL);
+	return to_self(gp) ? send_self(gp, &si) : send_other(gp, sig, &si);
+}
+
+int gsignal_queue(struct g *gp, const siginfo_t *si)
+{
+	return to_self(gp) ? send_self(gp, si)
+			   : send_other(gp, si->si_signo, si);
+}
+
+void gsignal_pass(struct g *gp, int sig)
+{
+	send_other(gp, sig, NULL);
 }
 
 void gsignal_recheck(void)
@@ -469,11 +538,9 @@ void sigmask_check(struct g *gp, const char *where)
  * itself while it blocked it: sigpending would not show it, the unblock
  * would not deliver it, and it would go to the old M's next goroutine
  * that lets it through. So it is taken off the thread as the goroutine
- * leaves the M, and kept in the G like one another thread sent. Only a
- * signal the process sent (SI_TKILL, SI_QUEUE) is: another is put back,
- * pending for the process, where it came from. Kept, it loses its queued
- * value and its count, the one cost (sigself is rare: a thread raising a
- * signal it blocks).
+ * leaves the M, and kept in the G like one another thread sent, with its
+ * siginfo. Only a signal the process sent (SI_TKILL, SI_QUEUE) is: another
+ * is put back, pending for the process, where it came from.
  */
 void gsignal_self_drain(struct g *gp)
 {
@@ -486,16 +553,19 @@ void gsignal_self_drain(struct g *gp)
 	thread_pending_take(set, gp);
 }
 
-int gsignal_take(struct g *gp, uint64_t set)
+int gsignal_take(struct g *gp, uint64_t set, siginfo_t *si)
 {
 	uint64_t have = atomic_load(&gp->sigpending) & set;
 
 	while (have) {
 		int sig = __builtin_ctzll(have) + 1;
 		have &= have - 1;
-		if (atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
-		    sigbit(sig))
-			return sig;
+		if (!(atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
+		      sigbit(sig)))
+			continue;
+		gsignal_siginfo(si, sig, SI_TKILL);
+		gsignal_kept_siginfo(gp, sig, si);
+		return sig;
 	}
 	return 0;
 }

@@ -38,6 +38,7 @@
 #include "procparse.h"
 #include "real.h"
 #include "runtime.h"
+#include "sigkeep.h"
 #include "sys.h"
 
 /* Stack left below the trampoline's frame for preempt_yield and mcall. */
@@ -561,20 +562,27 @@ static void sigurg_handler(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 
 	struct g *gp = getg();
+	bool here;
 
 	if (si->si_code == SI_QUEUE && si->si_pid == sys_getpid() &&
-	    (uintptr_t)si->si_value.sival_ptr == cookie)
+	    (uintptr_t)si->si_value.sival_ptr == cookie) {
 		preempt_here(uc);
-	else if (gsignal_misdirected(sig, si))
-		; /* handed back to the goroutine it was sent for */
-	else if (gp && gp->is_g0)
+	} else if (gsignal_misdirected(sig, si, &here)) {
+		/* handed back to the goroutine it was sent for */
+	} else if (gp && gp->is_g0) {
+		sigkeep_put(NULL, si);
 		sigroute_note(sig); /* an idle M took the program's SIGURG */
-	else if (gp && (gp->sigmask & sigbit(SIGURG)))
+	} else if (gp && (gp->sigmask & sigbit(SIGURG))) {
 		/* blocked by the goroutine, not by its thread: kept until
 		 * it unblocks (sigmask.c delivers it then) */
+		if (!here)
+			sigkeep_put(gp, si);
 		atomic_fetch_or(&gp->sigpending, sigbit(SIGURG));
-	else
+	} else {
+		if (here && gp)
+			gsignal_kept_siginfo(gp, sig, si);
 		prog_deliver(sig, si, uc);
+	}
 	errno = saved;
 }
 

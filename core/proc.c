@@ -36,6 +36,7 @@
 #include "preempt.h"
 #include "real.h"
 #include "runtime.h"
+#include "sigkeep.h"
 #include "stack.h"
 #include "sys.h"
 #include "timer.h"
@@ -1315,6 +1316,7 @@ static struct g *go_spawn_on(struct p *pp, void *(*fn)(void *), void *arg,
 	atomic_store(&gp->resume_on_run, NULL);
 	atomic_store(&gp->stepped_aside, false);
 	atomic_store(&gp->sigpending, 0);
+	sigkeep_drop(gp, 0);
 	gp->sigself = 0;
 	atomic_store(&gp->sigwait_set, 0);
 	gp->in_sighandler = 0;
@@ -1490,6 +1492,7 @@ void go_exit(void *retval)
 	mutex_goexit(gp);
 	g_clear_tid(gp);
 	sigroute_mask_change(gp->sigmask, 0, true, false);
+	sigkeep_drop(gp, 0); /* a thread's pending signals die with it */
 	/* The last thread of a process whose main called pthread_exit
 	 * ends the process, as glibc's start_thread does. */
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)

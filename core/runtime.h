@@ -116,6 +116,8 @@ struct g {
 	uint64_t sigmask;
 	/* Signals sent to it (pthread_kill) while it was not on an M. */
 	_Atomic uint64_t sigpending;
+	/* Their siginfo, one per instance (sigkeep.c, under its lock). */
+	struct sigkept *kept;
 	/* Signals it sent itself while it blocked them: pending on its M's
 	 * thread, taken off it when it leaves the M (gsignal_self_drain).
 	 * Its own: no other thread reads or writes it. */
@@ -365,6 +367,11 @@ static inline uint64_t sigbit(int sig)
 
 /* ---- gsignal.c: pthread_kill to a goroutine ---- */
 int gsignal_send(struct g *gp, int sig); /* 0 or errno */
+/* The same with the sender's siginfo (si->si_signo the signal), which
+ * gp's handler or sigwaitinfo will see: pthread_sigqueue, a timer. */
+int gsignal_queue(struct g *gp, const siginfo_t *si);
+/* sysmon: sig, whose instances sigkeep_give has just given gp, for gp. */
+void gsignal_pass(struct g *gp, int sig);
 /* After glibc's pthread_cancel marked gp: get it to act. A goroutine in a
  * cancellable wait, or in a raw cancellable system call, is woken; one
  * that glibc meant to cancel asynchronously (inside one of glibc's
@@ -402,13 +409,20 @@ void gsignal_self_drain(struct g *gp);
 /* The siginfo the kernel makes for a signal the process sends itself:
  * sig, code (SI_TKILL, SI_QUEUE), our pid and uid, nothing else. */
 void gsignal_siginfo(siginfo_t *si, int sig, int code);
-/* Take one kept signal that is in set (sigwait); 0 if none. */
-int gsignal_take(struct g *gp, uint64_t set);
+/* Take one kept signal that is in set (sigwait), its siginfo into *si;
+ * 0 if none. */
+int gsignal_take(struct g *gp, uint64_t set, siginfo_t *si);
 /* In goshim's handlers, first, and after a wait in the kernel
  * (sigtimedwait) took si: true if sig was sent for another goroutine than
  * the one here (it goes back to it); else the siginfo is left as the
- * kernel's tgkill would have made it. */
-bool gsignal_misdirected(int sig, siginfo_t *si);
+ * kernel's tgkill would have made it, and *here says whether goshim sent
+ * it for the goroutine here (whose kept siginfo is then
+ * gsignal_kept_siginfo's to give, as it takes the signal). */
+bool gsignal_misdirected(int sig, siginfo_t *si, bool *here);
+/* gp takes sig now (its handler runs, or its sigwait returns it): *si
+ * becomes the siginfo of the oldest instance kept for gp, where one is,
+ * and a further instance is sent after it. */
+void gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si);
 /* In a signal handler that cannot run the program's now: sig is kept for
  * gp and sent again through sysmon. */
 void gsignal_keep(struct g *gp, int sig);

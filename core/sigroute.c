@@ -14,7 +14,8 @@
  * only notes the signal and wakes sysmon, which takes no lock a signal
  * could interrupt: sysmon gives it to a goroutine that does not block it,
  * preferring one whose wait the signal interrupts (gsignal_send), or keeps
- * it for the first goroutine that unblocks it.
+ * it for the first goroutine that unblocks it. Its siginfo goes with it
+ * (sigkeep.c).
  *
  * Idle Ms block exactly the signals every goroutine blocks (the AND of
  * their masks, kept per distinct mask), so the kernel still keeps a
@@ -32,6 +33,7 @@
 #include "preempt.h"
 #include "real.h"
 #include "runtime.h"
+#include "sigkeep.h"
 #include "sys.h"
 
 #define NSIG_KERNEL 64
@@ -387,26 +389,34 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	struct g *gp = getg();
+	bool here;
 
-	if (gsignal_misdirected(sig, si)) {
+	if (gsignal_misdirected(sig, si, &here)) {
 		/* handed back to the goroutine it was sent for */
 	} else if (gp && gp->is_g0 && !synchronous(sig, si)) {
 		/* SIGCANCEL is for one thread, never routed to another. */
-		if (sig != SIGCANCEL)
+		if (sig != SIGCANCEL) {
+			sigkeep_put(NULL, si);
 			sigroute_note(sig);
+		}
 	} else if (gp && !gp->is_g0 && gp->m) {
-		switch (atomic_load(&gp->m->pstate)) {
+		uint32_t ps = atomic_load(&gp->m->pstate);
+		switch (ps) {
 		case MP_USER:
 		case MP_LOST:
-			run_goroutine_handler(gp, sig, si, uc, false);
-			break;
 		case MP_SYSCALL:
-			run_goroutine_handler(gp, sig, si, uc, true);
+			if (here)
+				gsignal_kept_siginfo(gp, sig, si);
+			run_goroutine_handler(gp, sig, si, uc,
+					      ps == MP_SYSCALL);
 			break;
 		default:
 			/* In the runtime, maybe halfway through a switch
 			 * (this stack may be g0's): the goroutine gets it at
-			 * its next step out. */
+			 * its next step out, with this siginfo (one goshim
+			 * sent it has its own kept already). */
+			if (!here)
+				sigkeep_put(gp, si);
 			gsignal_keep(gp, sig);
 			break;
 		}
@@ -462,8 +472,12 @@ void sigroute_run(void)
 		int sig = __builtin_ctzll(sigs) + 1;
 		sigs &= sigs - 1;
 		struct g *gp = route_target(sig);
-		if (gp == NULL || gsignal_send(gp, sig) != 0)
+		if (gp == NULL) {
 			atomic_fetch_or(&unclaimed, sigbit(sig));
+			continue;
+		}
+		sigkeep_give(gp, sig);
+		gsignal_pass(gp, sig);
 	}
 }
 
@@ -474,8 +488,10 @@ void sigroute_unblocked(struct g *gp, uint64_t mask)
 	while (mine) {
 		int sig = __builtin_ctzll(mine) + 1;
 		mine &= mine - 1;
-		if (atomic_fetch_and(&unclaimed, ~sigbit(sig)) & sigbit(sig))
-			gsignal_send(gp, sig);
+		if (atomic_fetch_and(&unclaimed, ~sigbit(sig)) & sigbit(sig)) {
+			sigkeep_give(gp, sig);
+			gsignal_pass(gp, sig);
+		}
 	}
 }
 
@@ -563,6 +579,7 @@ void sigroute_fork_child(struct g *gp)
 	atomic_store(&prog.lock.v, 0);
 	atomic_store(&routed, 0);
 	atomic_store(&unclaimed, 0);
+	sigkeep_fork_child();
 	if (gp)
 		class_add(gp->sigmask, 1);
 	else

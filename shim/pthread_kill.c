@@ -66,18 +66,10 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 		return ESRCH;
 	if (internal_signal(sig) || !valid_signal(sig))
 		return EINVAL;
-	if (gp != getg())
-		return pthread_kill(t, sig); /* the value is not carried */
 	siginfo_t si;
 	gsignal_siginfo(&si, sig, SI_QUEUE);
 	si.si_value = value;
-	long r = SYS4(SYS_rt_tgsigqueueinfo, sys_getpid(), gp->m->tid, sig,
-		      &si);
-	if (r < 0)
-		return (int)-r;
-	if (gp->sigmask & sigbit(sig))
-		gp->sigself |= sigbit(sig); /* as gsignal_send's to itself */
-	return 0;
+	return gsignal_queue(gp, &si);
 }
 
 /* glibc's raise sends to the TCB's tid (the M's thread) without going
@@ -101,10 +93,9 @@ GOSHIM_EXPORT int raise(int sig)
  * kernel's). */
 static int take_kept(uint64_t set, siginfo_t *si)
 {
-	int sig = gsignal_take(getg(), set);
+	siginfo_t got;
+	int sig = gsignal_take(getg(), set, &got);
 	if (sig && si) {
-		siginfo_t got;
-		gsignal_siginfo(&got, sig, SI_TKILL);
 		if (sys_copy_out(si, &got, sizeof got) < 0) {
 			errno = EFAULT;
 			return -1;
@@ -146,6 +137,7 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 {
 	siginfo_t got;
 	struct g *gp;
+	bool here = false;
 	long r;
 
 	do {
@@ -153,8 +145,7 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 		r = 0;
 		if (gp) {
 			atomic_store(&gp->sigwait_set, bits);
-			if ((r = gsignal_take(gp, bits)) != 0)
-				gsignal_siginfo(&got, (int)r, SI_TKILL);
+			r = gsignal_take(gp, bits, &got);
 		}
 		if (r == 0)
 			r = SYS4(SYS_rt_sigtimedwait, set, &got, t, 8);
@@ -164,7 +155,9 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 				m_directed_drain(gp->m, bits);
 		}
 		cancel_syscall_exit(gp);
-	} while (r > 0 && gp && gsignal_misdirected((int)r, &got));
+	} while (r > 0 && gp && gsignal_misdirected((int)r, &got, &here));
+	if (r > 0 && here)
+		gsignal_kept_siginfo(gp, (int)r, &got);
 	if (r == -EINTR && gp && g_cancel_due(gp))
 		r = -ECANCELED;
 	if (r < 0) {

@@ -10,8 +10,8 @@
  * (recursive mutex owners). gettid and syscall(SYS_gettid) answer it,
  * set_tid_address answers it and clears its word as the goroutine exits,
  * and tgkill and tkill (through syscall() too) signal the goroutine it
- * names, and rt_tgsigqueueinfo reaches it (with tgkill's siginfo, as
- * pthread_sigqueue's to another goroutine); kill and sigqueue with it
+ * names, and rt_tgsigqueueinfo reaches it with the caller's siginfo;
+ * kill and sigqueue with it
  * signal the process, as Linux does for a thread's id. The scheduling calls take it
  * as well (thread_sched.c), prctl's naming calls act on the goroutine
  * (prctl.c), set_robust_list and get_robust_list keep its own list.
@@ -54,6 +54,32 @@ static bool goroutine_kill(pid_t pid, pid_t tid, int sig, long *r)
 		*r = -EINVAL;
 	else
 		*r = sig == 0 ? 0 : -(long)gsignal_send(gp, sig);
+	return true;
+}
+
+/* rt_tgsigqueueinfo(pid, tid, sig, si) as the kernel does it when tid may
+ * be a goroutine's: a code the kernel itself makes (or tgkill's) only to
+ * oneself. */
+static bool goroutine_queue(pid_t pid, pid_t tid, int sig,
+			    const siginfo_t *usi, long *r)
+{
+	struct g *gp;
+	siginfo_t si;
+
+	if (!shim_active() || tid <= 0 || (gp = g_from_tid(tid)) == NULL)
+		return false;
+	if ((*r = sys_copy_in(&si, usi, sizeof si)) < 0)
+		return true;
+	si.si_signo = sig;
+	if (pid != sys_getpid())
+		*r = -ESRCH;
+	else if (sig < 0 || sig > 64)
+		*r = -EINVAL;
+	else if ((si.si_code >= 0 || si.si_code == SI_TKILL) &&
+		 gp != getg())
+		*r = -EPERM;
+	else
+		*r = sig == 0 ? 0 : -(long)gsignal_queue(gp, &si);
 	return true;
 }
 
@@ -162,9 +188,8 @@ bool shim_tid_syscall(long nr, const long *a, long *ret)
 			return false;
 		break;
 	case SYS_rt_tgsigqueueinfo:
-		/* as pthread_sigqueue to another goroutine: the value is
-		 * not carried */
-		if (!goroutine_kill((pid_t)a[0], (pid_t)a[1], (int)a[2], &r))
+		if (!goroutine_queue((pid_t)a[0], (pid_t)a[1], (int)a[2],
+				     (const siginfo_t *)a[3], &r))
 			return false;
 		break;
 	case SYS_kill:

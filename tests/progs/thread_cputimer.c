@@ -52,9 +52,7 @@ static void on_timer(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)uc;
-	/* Only a timer's siginfo has an overrun count (under goshim a
-	 * process signal handed on from another OS thread comes without
-	 * its siginfo, as README says). */
+	/* Only a timer's siginfo has an overrun count. */
 	if (si->si_code == SI_TIMER)
 		atomic_fetch_add(&overruns, si->si_overrun);
 	if (atomic_fetch_add(&fired, 1) == 0)

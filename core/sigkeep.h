@@ -1,0 +1,31 @@
+/*
+ * sigkeep.h: the siginfo of signals the runtime holds (sigkeep.c).
+ */
+#ifndef GOSHIM_SIGKEEP_H
+#define GOSHIM_SIGKEEP_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+struct g;
+struct sigkept;
+
+/* Keep an instance of si->si_signo, with its siginfo, for gp (NULL: for
+ * the process, not yet given to a goroutine). A standard signal is kept
+ * at most once per holder, as the kernel keeps it pending at most once;
+ * a real-time one queues. Async-signal-safe. */
+void sigkeep_put(struct g *gp, const siginfo_t *si);
+/* The oldest instance of sig gp holds, into *si, and taken: false if gp
+ * holds none (the caller makes the siginfo a tgkill would). *more says
+ * whether gp holds another. */
+bool sigkeep_take(struct g *gp, int sig, siginfo_t *si, bool *more);
+/* Give every instance of sig the process holds to gp, in order. */
+void sigkeep_give(struct g *gp, int sig);
+/* Drop what gp (NULL: the process) holds of sig, or of every signal
+ * (sig 0): the signal was ignored, or gp exited. */
+void sigkeep_drop(struct g *gp, int sig);
+/* In a fork child: nothing is pending there (gp, the forker, and every
+ * other G hold nothing). */
+void sigkeep_fork_child(void);
+
+#endif
