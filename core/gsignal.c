@@ -165,12 +165,25 @@ bool gsignal_misdirected(int sig, siginfo_t *si, bool *here)
 	return true;
 }
 
-void gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si)
+bool gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si)
 {
 	bool more;
 
-	if (sigkeep_take(gp, sig, si, &more) && more)
+	if (!sigkeep_take(gp, sig, si, &more))
+		return sigkeep_bare_ok(sig);
+	if (more)
 		keep_for(gp, sig);
+	return true;
+}
+
+void gsignal_kept_first(struct g *gp, int sig, siginfo_t *si)
+{
+	if (!sigkeep_queues(sig) ||
+	    (!sigkeep_holds(NULL, sig) && !sigkeep_holds(gp, sig)))
+		return;
+	sigkeep_give(gp, sig);
+	sigkeep_put(gp, si);
+	gsignal_kept_siginfo(gp, sig, si);
 }
 
 /* Back to the process, pending for any thread, with its siginfo where
@@ -564,8 +577,8 @@ int gsignal_take(struct g *gp, uint64_t set, siginfo_t *si)
 		      sigbit(sig)))
 			continue;
 		gsignal_siginfo(si, sig, SI_TKILL);
-		gsignal_kept_siginfo(gp, sig, si);
-		return sig;
+		if (gsignal_kept_siginfo(gp, sig, si))
+			return sig;
 	}
 	return 0;
 }

@@ -580,7 +580,7 @@ static void sigurg_handler(int sig, siginfo_t *si, void *uc)
 		atomic_fetch_or(&gp->sigpending, sigbit(SIGURG));
 	} else {
 		if (here && gp)
-			gsignal_kept_siginfo(gp, sig, si);
+			gsignal_kept_siginfo(gp, sig, si); /* standard: true */
 		prog_deliver(sig, si, uc);
 	}
 	errno = saved;

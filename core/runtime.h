@@ -419,10 +419,16 @@ int gsignal_take(struct g *gp, uint64_t set, siginfo_t *si);
  * it for the goroutine here (whose kept siginfo is then
  * gsignal_kept_siginfo's to give, as it takes the signal). */
 bool gsignal_misdirected(int sig, siginfo_t *si, bool *here);
-/* gp takes sig now (its handler runs, or its sigwait returns it): *si
- * becomes the siginfo of the oldest instance kept for gp, where one is,
- * and a further instance is sent after it. */
-void gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si);
+/* gp takes sig, marked for it, now (its handler runs, or its sigwait
+ * returns it): *si becomes the siginfo of the oldest instance kept for gp,
+ * where one is, and a further instance is sent after it. False if the
+ * delivery is spurious (a real-time signal whose instance an earlier
+ * delivery took): the handler does not run. */
+bool gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si);
+/* The kernel gave gp's handler a real-time sig directly, si: where older
+ * instances are kept (for the process, for gp), it takes the oldest
+ * instead, in order, and si is kept behind them. */
+void gsignal_kept_first(struct g *gp, int sig, siginfo_t *si);
 /* In a signal handler that cannot run the program's now: sig is kept for
  * gp and sent again through sysmon. */
 void gsignal_keep(struct g *gp, int sig);

@@ -24,6 +24,12 @@
  * spins on a lock its own thread holds. Records come from pages mapped on
  * demand and are reused, never unmapped; past MAX_KEPT only the bit is
  * kept, and the handler sees the siginfo a tgkill would have made.
+ *
+ * For a real-time signal the kept instances, not the bit, are what is
+ * pending: an instance one delivery took leaves a later delivery of the
+ * same bit with nothing to take, and that one is spurious (the kernel
+ * would not run the handler again). Once an instance could not be kept,
+ * bare deliveries of that signal are real again, for good.
  */
 #include <stddef.h>
 #include <string.h>
@@ -54,6 +60,7 @@ static struct {
 	struct sigkept *process; /* given to no goroutine yet */
 	struct chunk *chunks;
 	long nrec;
+	_Atomic uint64_t lost; /* real-time signals an instance of was not kept */
 } kept;
 
 /* Every signal blocked, then the lock: the thread's old mask. */
@@ -113,6 +120,18 @@ static bool standard(int sig)
 	return sig < 32;
 }
 
+bool sigkeep_queues(int sig)
+{
+	return !standard(sig) && sig <= 64 && !(sigbit(sig) & SIG_GLIBC_INTERNAL);
+}
+
+bool sigkeep_bare_ok(int sig)
+{
+	return !sigkeep_queues(sig) ||
+	       (atomic_load_explicit(&kept.lost, memory_order_relaxed) &
+		sigbit(sig));
+}
+
 /* Under the lock: r at the end of *h, or freed where *h already holds
  * its standard signal. */
 static void append(struct sigkept **h, struct sigkept *r)
@@ -140,8 +159,24 @@ void sigkeep_put(struct g *gp, const siginfo_t *si)
 	if (r) {
 		memcpy(&r->si, si, sizeof *si);
 		append(holder(gp), r);
+	} else if (!standard(sig)) {
+		atomic_fetch_or(&kept.lost, sigbit(sig));
 	}
 	kept_unlock(old);
+}
+
+bool sigkeep_holds(struct g *gp, int sig)
+{
+	struct sigkept **h = holder(gp);
+	bool found = false;
+
+	if (__atomic_load_n(h, __ATOMIC_ACQUIRE) == NULL)
+		return false;
+	uint64_t old = kept_lock();
+	for (struct sigkept *r = *h; r && !found; r = r->next)
+		found = r->si.si_signo == sig;
+	kept_unlock(old);
+	return found;
 }
 
 bool sigkeep_take(struct g *gp, int sig, siginfo_t *si, bool *more)

@@ -19,6 +19,15 @@ void sigkeep_put(struct g *gp, const siginfo_t *si);
  * holds none (the caller makes the siginfo a tgkill would). *more says
  * whether gp holds another. */
 bool sigkeep_take(struct g *gp, int sig, siginfo_t *si, bool *more);
+/* Whether gp (NULL: the process) holds an instance of sig. */
+bool sigkeep_holds(struct g *gp, int sig);
+/* Whether sig queues (a real-time signal the program may use): its kept
+ * instances, not its pending bit, are what is pending. */
+bool sigkeep_queues(int sig);
+/* Whether a delivery of sig that finds no kept instance is real: a
+ * standard or internal signal (its bit is its one instance), or a
+ * real-time one an instance of which could not be kept. */
+bool sigkeep_bare_ok(int sig);
 /* Give every instance of sig the process holds to gp, in order. */
 void sigkeep_give(struct g *gp, int sig);
 /* Drop what gp (NULL: the process) holds of sig, or of every signal

@@ -405,8 +405,10 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 		case MP_USER:
 		case MP_LOST:
 		case MP_SYSCALL:
-			if (here)
-				gsignal_kept_siginfo(gp, sig, si);
+			if (!here)
+				gsignal_kept_first(gp, sig, si);
+			else if (!gsignal_kept_siginfo(gp, sig, si))
+				break;
 			run_goroutine_handler(gp, sig, si, uc,
 					      ps == MP_SYSCALL);
 			break;
@@ -471,6 +473,11 @@ void sigroute_run(void)
 	while (sigs) {
 		int sig = __builtin_ctzll(sigs) + 1;
 		sigs &= sigs - 1;
+		/* Taken already by a goroutine the kernel gave a later
+		 * instance (gsignal_kept_first). */
+		if (sigkeep_queues(sig) && !sigkeep_holds(NULL, sig) &&
+		    !sigkeep_bare_ok(sig))
+			continue;
 		struct g *gp = route_target(sig);
 		if (gp == NULL) {
 			atomic_fetch_or(&unclaimed, sigbit(sig));

@@ -155,9 +155,9 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 				m_directed_drain(gp->m, bits);
 		}
 		cancel_syscall_exit(gp);
-	} while (r > 0 && gp && gsignal_misdirected((int)r, &got, &here));
-	if (r > 0 && here)
-		gsignal_kept_siginfo(gp, (int)r, &got);
+	} while (r > 0 && gp &&
+		 (gsignal_misdirected((int)r, &got, &here) ||
+		  (here && !gsignal_kept_siginfo(gp, (int)r, &got))));
 	if (r == -EINTR && gp && g_cancel_due(gp))
 		r = -ECANCELED;
 	if (r < 0) {
