@@ -128,14 +128,6 @@ static inline void fd_cancel_point(void)
 		shim_testcancel();
 }
 
-/* The program made fd non-blocking itself (O_NONBLOCK, SOCK_NONBLOCK). */
-bool fd_nonblocking(int fd);
-
-/* A deadline (monotonic ns) now + the socket's SO_RCVTIMEO or
- * SO_SNDTIMEO (opt), or -1: none set, or not a socket. */
-int64_t fd_sock_deadline(int fd, int opt);
-#define FD_DEADLINE_UNKNOWN (-2)
-
 /* Readiness of one fd by ppoll, now or (wait) when it comes: the revents,
  * 0, or -errno. */
 long fd_ready(int fd, short events, bool wait);

@@ -33,29 +33,6 @@
 #include <string.h>
 #include "fd.h"
 
-static long getfl(void *fd)
-{
-	return SYS3(SYS_fcntl, (int)(intptr_t)fd, F_GETFL, 0);
-}
-
-bool fd_nonblocking(int fd)
-{
-	long fl = fd_flags_call(fd, getfl, (void *)(intptr_t)fd);
-	return fl >= 0 && (fl & O_NONBLOCK);
-}
-
-int64_t fd_sock_deadline(int fd, int opt)
-{
-	struct timeval tv;
-	socklen_t len = sizeof tv;
-
-	if (SYS6(SYS_getsockopt, fd, SOL_SOCKET, opt, &tv, &len, 0) < 0 ||
-	    len != sizeof tv || (tv.tv_sec == 0 && tv.tv_usec == 0))
-		return -1;
-	return nanotime() + (int64_t)tv.tv_sec * 1000000000 +
-	       (int64_t)tv.tv_usec * 1000;
-}
-
 long fd_ready(int fd, short events, bool wait)
 {
 	struct pollfd p = { .fd = fd, .events = events };
