@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include "pd.h"
 #include "runtime.h"
@@ -347,6 +348,8 @@ static int wait_for(struct netpoll_req *reqs, int n, int64_t deadline,
 		return EBADF;
 	if (intr == ECANCEL_CALL)
 		return ECANCELED;
+	if (intr == ERESTART_CALL && deadline < 0)
+		return ERESTART;
 	if (intr)
 		return EINTR;
 	return st == W_TIMEDOUT ? ETIMEDOUT : 0;
@@ -360,6 +363,43 @@ int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
 int netpoll_wait_nocancel(struct netpoll_req *reqs, int n, int64_t deadline)
 {
 	return wait_for(reqs, n, deadline, false);
+}
+
+void netpoll_io_arm(struct netpoll_io *io, int fd, unsigned mode, bool rw)
+{
+	netpoll_arm(&io->r, fd, mode);
+	io->rw = rw;
+	io->nowait = !rw || fd_nowait(fd);
+}
+
+int netpoll_io_wait(struct netpoll_io *io, long n)
+{
+	int fd = io->r.fd;
+	unsigned mode = io->r.modes;
+	int e;
+
+	if (n == -EOPNOTSUPP) {
+		if (!io->rw)
+			return EOPNOTSUPP;
+		fd_lost_nowait(fd);
+	} else {
+		if (fd_nonblocking(fd))
+			return EAGAIN;
+		if (io->deadline == FD_DEADLINE_UNKNOWN)
+			io->deadline =
+				io->rw && fd_kind(fd) != FD_SOCKET
+					? -1
+					: fd_sock_deadline(fd, mode == NP_READ
+								       ? SO_RCVTIMEO
+								       : SO_SNDTIMEO);
+		e = netpoll_wait(&io->r, 1, io->deadline);
+		if (e == ETIMEDOUT)
+			return EAGAIN;
+		if (e != 0 && e != ERESTART)
+			return e;
+	}
+	netpoll_io_arm(io, fd, mode, io->rw);
+	return 0;
 }
 
 /* One epoll_wait: until an event, netpoll_break or the deadline (block),

@@ -62,15 +62,14 @@ static inline long fd_ret(long r)
 		f_ ? (long)f_(__VA_ARGS__) : fd_ret(raw);                    \
 	})
 
-/* netpoll_wait said EINTR, and the call starts over instead: every
- * handler that ran had SA_RESTART and no socket timeout bounds the call
- * (signal(7)). ECANCELED acts on the cancel here: a caller that holds
- * something looks at it first. */
-static inline bool fd_restart(int e, int64_t deadline)
+/* A wait said e: true if the call starts over (ERESTART: netpoll.h).
+ * ECANCELED acts on the cancel here: a caller that holds something lets
+ * go of it first. */
+static inline bool fd_restart(int e)
 {
 	if (e == ECANCELED)
 		shim_testcancel();
-	return e == EINTR && getg()->intr_restart && deadline < 0;
+	return e == ERESTART;
 }
 
 /*
@@ -170,7 +169,7 @@ struct fd_op {
 	void *addr;		 /* recvfrom's address, sendto's */
 	socklen_t *addrlen;	 /* recvfrom */
 	socklen_t tolen;	 /* sendto */
-	int64_t deadline;	 /* SO_*TIMEO's, FD_DEADLINE_UNKNOWN until asked */
+	struct netpoll_io io;	 /* its waits, SO_*TIMEO's deadline */
 };
 
 void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,

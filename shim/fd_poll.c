@@ -75,7 +75,7 @@ static long wait_loop(look_fn look, void *arg, struct netpoll_req *reqs,
 			return -ECANCELED;
 		/* A handler ran: what is ready wins, else EINTR (the poll
 		 * family never restarts). */
-		if (e == EINTR) {
+		if (e == EINTR || e == ERESTART) {
 			r = look(arg);
 			return r != 0 ? r : -EINTR;
 		}
