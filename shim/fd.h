@@ -16,7 +16,6 @@
 #include <sys/uio.h>
 #include "../core/netpoll.h"
 #include "../core/sys.h"
-#include "../core/tls.h"
 #include "shim.h"
 
 /* The runtime runs: fds are tracked. */
@@ -83,12 +82,12 @@ static inline bool fd_restart(int e)
  */
 static inline uint32_t fd_handlers_ran(void)
 {
-	return on_goroutine() ? getg()->handlers_ran : 0;
+	return g_handlers_ran();
 }
 
 static inline bool own_eintr(uint32_t before)
 {
-	return on_goroutine() && getg()->handlers_ran == before;
+	return on_goroutine() && g_handlers_ran() == before;
 }
 
 /* A raw look (-errno) that does not wait, made again after an EINTR of
@@ -122,8 +121,7 @@ static inline bool own_eintr(uint32_t before)
  * now, whether or not the call will wait, as glibc's would. */
 static inline void fd_cancel_point(void)
 {
-	struct g *gp = g_current;
-	if (gp && !gp->is_g0 && __builtin_expect(tls_cancel_due(gp->tcb), 0))
+	if (__builtin_expect(g_cancel_requested(), 0))
 		shim_testcancel();
 }
 

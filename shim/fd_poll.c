@@ -138,14 +138,12 @@ static struct timespec *time_left(struct timespec *ts, int64_t deadline)
  * see it) that mask lets through is handled now, under mask: -EINTR. */
 static long kept_look(const sigset_t *mask)
 {
-	struct g *gp = g_current;
 	uint64_t tmp;
 
-	if (mask == NULL || gp == NULL || gp->is_g0 ||
-	    !atomic_load_explicit(&gp->sigpending, memory_order_relaxed))
+	if (mask == NULL || !g_sigkept())
 		return 0;
 	memcpy(&tmp, mask, sizeof tmp); /* the look has just read it */
-	return gsignal_deliver_under(gp, tmp) ? -EINTR : 0;
+	return gsignal_deliver_under(getg(), tmp) ? -EINTR : 0;
 }
 
 /* A pending signal that mask lets through is handled now: -EINTR. */
