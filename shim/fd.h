@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include "../core/netpoll.h"
@@ -132,6 +133,36 @@ long fd_ready(int fd, short events, bool wait);
 /* A blocking read (readv) or write (writev) on an FD_EVENT fd
  * (shim/fd_event.c): count or -errno. */
 long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write);
+
+/* ---- the poll family's looks and parks (fd_look.c) ---- */
+
+#define FEW 8 /* requests kept on the stack */
+#define SIGSET_BYTES (_NSIG / 8) /* the kernel's sigset_t */
+
+/* Look without blocking; 0 means nothing yet. */
+typedef long (*look_fn)(void *);
+/* Arm reqs, look, park; until the look reports or the deadline passes:
+ * what the look said, 0 at the deadline, -EINTR after a handler (the poll
+ * family never restarts) or -ECANCELED (the caller frees what it holds,
+ * then acts on it). *native: nothing could be watched. */
+long fd_look_loop(look_fn look, void *arg, struct netpoll_req *reqs, int n,
+		  int64_t deadline, bool *native);
+/* Deadlines from timeouts: milliseconds, negative for none; sec >= 0 and
+ * 0 <= nsec < 1e9 from now (too far saturates); a valid timespec, NULL
+ * for none. */
+int64_t deadline_ms(int ms);
+int64_t deadline_sec(int64_t sec, int64_t nsec);
+int64_t deadline_ts(const struct timespec *ts);
+bool ts_valid(const struct timespec *ts);
+bool ts_zero(const struct timespec *ts);
+/* What is left of the time for the blocking call: NULL for forever. */
+struct timespec *time_left(struct timespec *ts, int64_t deadline);
+/* After a look that found nothing: a signal kept in the goroutine
+ * (core/gsignal.c; no thread has it pending, so the kernel's look cannot
+ * see it) that mask lets through is handled now, under mask: -EINTR. */
+long kept_look(const sigset_t *mask);
+/* n requests: few (FEW of them) or malloc'ed. */
+struct netpoll_req *reqs_alloc(struct netpoll_req *few, size_t n);
 
 /* task_comm.c: after an open of path (opened: its fd or -errno), one of
  * a goroutine's comm file instead: true if path is one, with the fd or
