@@ -1,26 +1,13 @@
 /*
  * netpoll.c: goroutines waiting for fds (Go's netpoll.go and
- * netpoll_epoll.go), and the table of what goshim knows of each fd.
+ * netpoll_epoll.go, on the pds of fdtab.c).
  *
  * One epoll instance, edge-triggered, made at start-up (in a child of
- * fork, on its first wait). It and its eventfd, like every fd of the
- * runtime's own, sit high in the fd table and are hidden from the program
- * (fd_runtime: see fd_runtime_open and fd_vacate). An fd is
- * added on its first wait, for everything at once (EPOLLIN|EPOLLOUT|
- * EPOLLRDHUP|EPOLLPRI|EPOLLET), and the epoll data carries its number and
- * its poll descriptor's sequence number. Every fd number has a poll descriptor (pd) in a table of chunks
- * allocated on demand, up to the RLIMIT_NOFILE hard limit, never freed
- * (a waker may still look at one). A pd learns lazily what its fd is
- * (fstat) and forgets it on close: close bumps seq, so an event still
- * queued for the closed fd, whose number may already be reused, is
- * ignored, and goroutines waiting on it wake and see EBADF. dup2 and
- * dup3 onto a number are a close of it; the new fd is known as the old.
- *
- * O_NONBLOCK is the program's: goshim sets it only around one
- * non-blocking connect on a socket the process made, under the pd's
- * fl_lock, and every look or change of the flags by the program (and by
- * goshim's "did the program ask for EAGAIN?") takes that lock, so
- * nothing in the process ever sees goshim's flag.
+ * fork, on its first wait). It and its eventfd are runtime fds, high in
+ * the fd table and hidden from the program (fdtab.c). An fd is added on
+ * its first wait, for everything at once (EPOLLIN|EPOLLOUT|EPOLLRDHUP|
+ * EPOLLPRI|EPOLLET), and the epoll data carries its number and its pd's
+ * seq, so an event for a file the table has forgotten is dropped.
  *
  * Go keeps one waiter per mode (rg/wg, with the pdReady token) because its
  * fds let one reader and one writer in at a time. A C program may have many
@@ -44,51 +31,20 @@
  * the last waiter leaves (so checkdead can see an idle process again).
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
-#include "debug.h"
-#include "netpoll.h"
+#include "pd.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
-#include "trace.h"
 
-#define PD_CHUNK 512
 #define NEVENTS 128
 #define BREAK_DATA UINT64_MAX
 
-/* PD_RUNTIME: one of the runtime's own fds (fd_runtime). */
-enum {
-	PD_REGISTERED = 1,
-	PD_OURS = 2,
-	PD_LISTEN = 4,
-	PD_NO_NOWAIT = 8,
-	PD_RUNTIME = 16,
-};
-
-struct pd {
-	struct spinlock lock;	 /* guards count, wait; writes of the rest */
-	_Atomic uint32_t seq;	 /* bumped when the fd is forgotten */
-	_Atomic uint8_t kind;	 /* enum fd_kind */
-	_Atomic uint8_t socktype; /* SOCK_STREAM, ...; 0 not learnt */
-	_Atomic uint8_t flags;	 /* PD_* */
-	_Atomic uint32_t count[2]; /* events per mode (NP_READ, NP_WRITE) */
-	struct netpoll_link *wait[2];
-	_Atomic uint32_t serial; /* fd_serial_lock: 0 free, 1 held, 2 waited */
-	struct rlock fl_lock;	 /* fd_nowait_call vs the program's flags */
-};
-
 static struct {
-	struct rlock lock; /* start-up of the table and of epoll */
-	_Atomic(_Atomic(struct pd *) *) tab;
-	uint32_t nchunks;
 	_Atomic bool up;   /* epfd and efd exist */
 	_Atomic int epfd, efd; /* moved by fd_vacate */
 	_Atomic int32_t efd_users; /* between reading efd and using it */
@@ -96,63 +52,6 @@ static struct {
 	_Atomic bool blocked;	  /* an M blocks in netpoll_block */
 	_Atomic uint32_t wake_sig; /* a break is pending in efd */
 } np = { .epfd = -1, .efd = -1 };
-
-_Atomic int fd_runtime_min = INT_MAX, fd_runtime_end;
-
-/* ---- the fd table ------------------------------------------------------- */
-
-static _Atomic(struct pd *) *table(void)
-{
-	_Atomic(struct pd *) *tab = atomic_load_explicit(&np.tab,
-							 memory_order_acquire);
-	if (tab)
-		return tab;
-	rlock_lock(&np.lock);
-	tab = atomic_load(&np.tab);
-	if (tab == NULL) {
-		struct rlimit rl;
-		rlim_t max = INT_MAX;
-		if (SYS4(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 &&
-		    rl.rlim_max < max)
-			max = rl.rlim_max;
-		np.nchunks = (uint32_t)((max + PD_CHUNK - 1) / PD_CHUNK);
-		tab = calloc(np.nchunks, sizeof *tab);
-		if (tab == NULL)
-			runtime_throw("netpoll: out of memory");
-		atomic_store_explicit(&np.tab, tab, memory_order_release);
-	}
-	rlock_unlock(&np.lock);
-	return tab;
-}
-
-/* fd's pd; NULL beyond the table, or (!alloc) in a chunk never used. */
-static struct pd *pd_get(int fd, bool alloc)
-{
-	_Atomic(struct pd *) *tab;
-	struct pd *chunk;
-	uint32_t c = (uint32_t)fd / PD_CHUNK;
-
-	if (fd < 0)
-		return NULL;
-	tab = alloc ? table() : atomic_load_explicit(&np.tab,
-						     memory_order_acquire);
-	if (tab == NULL || c >= np.nchunks)
-		return NULL;
-	chunk = atomic_load_explicit(&tab[c], memory_order_acquire);
-	if (chunk == NULL) {
-		struct pd *none = NULL;
-		if (!alloc)
-			return NULL;
-		chunk = calloc(PD_CHUNK, sizeof *chunk);
-		if (chunk == NULL)
-			return NULL;
-		if (!atomic_compare_exchange_strong(&tab[c], &none, chunk)) {
-			free(chunk);
-			chunk = none;
-		}
-	}
-	return &chunk[(uint32_t)fd % PD_CHUNK];
-}
 
 /* Take every waiter of mode m off pd (lock held): those this call wakes
  * are claimed and pushed on *list, to be delivered after unlocking. */
@@ -170,7 +69,7 @@ static void take_waiters(struct pd *pd, int m, struct waiter **list)
 	}
 }
 
-static int deliver(struct waiter *list)
+int netpoll_deliver(struct waiter *list)
 {
 	int n = 0;
 
@@ -183,471 +82,53 @@ static int deliver(struct waiter *list)
 	return n;
 }
 
-/* A new file behind fd: wake whoever waited on the old one (EBADF), and
- * know the new one as kind. PD_RUNTIME stays: only a close_range's
- * forgetting (unlocked) can reach a runtime fd made behind it. */
-static void pd_reset(struct pd *pd, enum fd_kind kind, int socktype,
-		     uint8_t flags)
+/* Under pd's lock. */
+void netpoll_unblock(struct pd *pd, struct waiter **list)
 {
-	struct waiter *list = NULL;
-	uint8_t keep;
-
-	spin_lock(&pd->lock);
-	keep = atomic_load_explicit(&pd->flags, memory_order_relaxed) &
-	       PD_RUNTIME;
-	atomic_fetch_add(&pd->seq, 1);
-	atomic_store_explicit(&pd->kind, kind, memory_order_relaxed);
-	atomic_store_explicit(&pd->socktype, socktype, memory_order_relaxed);
-	atomic_store_explicit(&pd->flags, flags | keep, memory_order_relaxed);
-	take_waiters(pd, 0, &list);
-	take_waiters(pd, 1, &list);
-	spin_unlock(&pd->lock);
-	deliver(list);
+	take_waiters(pd, 0, list);
+	take_waiters(pd, 1, list);
 }
 
-/* Record something learnt about fd, unless it was closed meanwhile. */
-static void pd_note(struct pd *pd, uint32_t seq, enum fd_kind kind,
-		    int socktype, uint8_t flags)
+bool netpoll_fd_is(int fd)
 {
-	spin_lock(&pd->lock);
-	if (atomic_load(&pd->seq) == seq) {
-		if (kind != FD_UNKNOWN)
-			atomic_store_explicit(&pd->kind, kind,
-					      memory_order_relaxed);
-		if (socktype)
-			atomic_store_explicit(&pd->socktype, socktype,
-					      memory_order_relaxed);
-		atomic_fetch_or_explicit(&pd->flags, flags,
-					 memory_order_relaxed);
-	}
-	spin_unlock(&pd->lock);
+	return fd == atomic_load(&np.epfd) || fd == atomic_load(&np.efd);
 }
 
-enum fd_kind fd_kind(int fd)
+void netpoll_fd_set(int fd, int n)
 {
-	struct pd *pd = pd_get(fd, true);
-	struct stat st;
-	enum fd_kind k;
-
-	if (pd == NULL)
-		return FD_OTHER;
-	k = atomic_load_explicit(&pd->kind, memory_order_relaxed);
-	if (k != FD_UNKNOWN)
-		return k;
-	uint32_t seq = atomic_load(&pd->seq);
-	if (SYS2(SYS_fstat, fd, &st) < 0)
-		return FD_OTHER; /* not open: the call says so */
-	k = S_ISFIFO(st.st_mode)   ? FD_PIPE
-	    : S_ISSOCK(st.st_mode) ? FD_SOCKET
-				   : FD_OTHER;
-	pd_note(pd, seq, k, 0, 0);
-	return k;
-}
-
-static int sockopt(int fd, int opt)
-{
-	int v = 0;
-	socklen_t len = sizeof v;
-
-	if (SYS6(SYS_getsockopt, fd, SOL_SOCKET, opt, &v, &len, 0) < 0)
-		return 0;
-	return v;
-}
-
-int fd_socktype(int fd)
-{
-	struct pd *pd = pd_get(fd, true);
-	int t;
-
-	if (pd == NULL)
-		return sockopt(fd, SO_TYPE);
-	t = atomic_load_explicit(&pd->socktype, memory_order_relaxed);
-	if (t == 0) {
-		uint32_t seq = atomic_load(&pd->seq);
-		t = sockopt(fd, SO_TYPE);
-		pd_note(pd, seq, FD_UNKNOWN, t, 0);
-	}
-	return t;
-}
-
-bool fd_listening(int fd)
-{
-	struct pd *pd = pd_get(fd, true);
-
-	if (pd == NULL)
-		return false;
-	if (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
-	    PD_LISTEN)
-		return true;
-	/* Not cached while false: listen() may come later. */
-	uint32_t seq = atomic_load(&pd->seq);
-	if (!sockopt(fd, SO_ACCEPTCONN))
-		return false;
-	pd_note(pd, seq, FD_UNKNOWN, 0, PD_LISTEN);
-	return true;
-}
-
-bool fd_ours(int fd)
-{
-	struct pd *pd = pd_get(fd, false);
-	return pd && (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
-		      PD_OURS);
-}
-
-void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours)
-{
-	struct pd *pd = pd_get(fd, true);
-	if (pd)
-		pd_reset(pd, kind, socktype, ours ? PD_OURS : 0);
-}
-
-void fd_lost_nowait(int fd)
-{
-	struct pd *pd = pd_get(fd, true);
-	if (pd)
-		pd_note(pd, atomic_load(&pd->seq), FD_UNKNOWN, 0, PD_NO_NOWAIT);
-}
-
-bool fd_nowait(int fd)
-{
-	struct pd *pd = pd_get(fd, false);
-	return pd == NULL ||
-	       !(atomic_load_explicit(&pd->flags, memory_order_relaxed) &
-		 PD_NO_NOWAIT);
-}
-
-void fd_copy(int from, int to)
-{
-	struct pd *src = pd_get(from, true), *dst = pd_get(to, true);
-	enum fd_kind kind = FD_UNKNOWN;
-	int socktype = 0;
-	uint8_t flags = 0;
-
-	if (dst == NULL)
-		return;
-	if (src) {
-		kind = atomic_load_explicit(&src->kind, memory_order_relaxed);
-		socktype = atomic_load_explicit(&src->socktype,
-						memory_order_relaxed);
-		flags = atomic_load_explicit(&src->flags,
-					     memory_order_relaxed) &
-			(PD_OURS | PD_LISTEN | PD_NO_NOWAIT);
-	}
-	pd_reset(dst, kind, socktype, flags);
-}
-
-bool fd_runtime(int fd)
-{
-	struct pd *pd = pd_get(fd, false);
-	return pd && (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
-		      PD_RUNTIME);
-}
-
-/* Under np.lock; the mark under the pd's lock, against pd_reset. The
- * program cannot make, close or dup onto a marked number without
- * fd_vacate first. */
-static void runtime_mark(int fd)
-{
-	struct pd *pd = pd_get(fd, true);
-
-	if (pd == NULL)
-		return; /* out of memory: the program sees it */
-	spin_lock(&pd->lock);
-	atomic_fetch_or(&pd->flags, PD_RUNTIME);
-	spin_unlock(&pd->lock);
-	if (fd < atomic_load(&fd_runtime_min))
-		atomic_store(&fd_runtime_min, fd);
-	if (fd >= atomic_load(&fd_runtime_end))
-		atomic_store(&fd_runtime_end, fd + 1);
-}
-
-static void runtime_unmark(int fd)
-{
-	struct pd *pd = pd_get(fd, false);
-
-	if (pd) {
-		spin_lock(&pd->lock);
-		atomic_fetch_and(&pd->flags, (uint8_t)~PD_RUNTIME);
-		spin_unlock(&pd->lock);
-	}
-}
-
-/*
- * A close-on-exec copy of fd high in the table, or -errno. The kernel
- * gives the program the lowest free number, so the runtime's fds must sit
- * where the program does not reach, or its open() would get other numbers
- * than natively. But not high enough to grow the fd table, which the
- * kernel sizes to the highest open fd: that would cost memory and its
- * copy at every fork (a soft limit may be a million), change FDSize in
- * /proc/self/status, and make select say EBADF for a set bit it ignores
- * natively, beyond the table. Every table has at least 64 entries
- * (BITS_PER_LONG), so the copy goes to the top 16 of those (epoll, its
- * eventfd, the trace and sysmon's files), under the soft limit: only a
- * program with 48 fds open gets numbers that differ (it skips ours), and
- * its table grew anyway. Downward in halves when nothing is free from
- * there to the soft limit. fd_hidden's one compare becomes a look at the
- * pd for the program's fds from 48 up.
- */
-static long dup_high(int fd)
-{
-	struct rlimit rl;
-	long top = 64, r = -EMFILE;
-
-	if (SYS4(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 &&
-	    rl.rlim_cur < (rlim_t)top)
-		top = (long)rl.rlim_cur;
-	for (long base = top - 16; r == -EMFILE && base > 2; base /= 2)
-		r = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
-	return r;
-}
-
-/* fd moved high (its old number closed), or fd itself if nothing is
- * free up there. */
-static int move_high(int fd)
-{
-	long n = dup_high(fd);
-
-	if (n < 0)
-		return fd;
-	sys_close(fd);
-	return (int)n;
-}
-
-/* Opened under np.lock: a close_range closes around the runtime's fds,
- * and this one is not marked before it is moved. */
-int fd_runtime_open(const char *path, int flags, int mode)
-{
-	int fd;
-
-	table(); /* not under np.lock, which making it takes */
-	rlock_lock(&np.lock);
-	fd = (int)SYS4(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
-	if (fd >= 0) {
-		fd = move_high(fd);
-		runtime_mark(fd);
-	}
-	rlock_unlock(&np.lock);
-	return fd;
-}
-
-int fd_runtime_open_ro(const char *path)
-{
-	return fd_runtime_open(path, O_RDONLY, 0);
-}
-
-void fd_runtime_close(int fd)
-{
-	rlock_lock(&np.lock);
-	if (fd_runtime(fd)) {
-		runtime_unmark(fd);
-		sys_close(fd);
-	}
-	rlock_unlock(&np.lock);
-}
-
-/* Under np.lock, so that no two move one fd. */
-int fd_vacate(int fd)
-{
-	int err = 0;
-	long n;
-
-	rlock_lock(&np.lock);
-	if (!fd_runtime(fd))
-		goto out;
-	if (fd != atomic_load(&np.epfd) && fd != atomic_load(&np.efd) &&
-	    !trace_fd_is(fd) && !dumpreq_fd_is(fd)) {
-		/* A file only read (an M's stat for sysmon): its owner finds
-		 * the program's file there and lets the number go. */
-		runtime_unmark(fd);
-		goto out;
-	}
-	n = dup_high(fd);
-	if (n < 0)
-		n = SYS3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
-	if (n < 0) {
-		err = (int)-n;
-		goto out;
-	}
-	runtime_mark((int)n);
 	if (fd == atomic_load(&np.epfd)) {
-		atomic_store(&np.epfd, (int)n);
-	} else if (fd == atomic_load(&np.efd)) {
-		atomic_store(&np.efd, (int)n);
-		/* Nobody may write the program's file by the old number: wait
-		 * out whoever read it before. */
-		while (atomic_load(&np.efd_users))
-			arch_cpu_relax();
-	} else if (dumpreq_fd_is(fd)) {
-		dumpreq_fd_set((int)n);
-	} else {
-		trace_fd_set((int)n);
+		atomic_store(&np.epfd, n);
+		return;
 	}
-	runtime_unmark(fd);
-out:
-	rlock_unlock(&np.lock);
-	return err;
-}
-
-bool fd_close(int fd)
-{
-	struct pd *pd;
-
-	if (fd_hidden(fd))
-		return false;
-	pd = pd_get(fd, false);
-	if (pd)
-		pd_reset(pd, FD_UNKNOWN, 0, 0);
-	return true;
-}
-
-/* Under np.lock, so the runtime's fds are neither made nor moved while
- * the kernel closes the pieces between them. They are few and high: the
- * look is at the chunks of the table that exist. */
-long fd_close_range(unsigned first, unsigned last)
-{
-	_Atomic(struct pd *) *tab = table();
-	unsigned at = first;
-	long r = 0;
-
-	if (first > last)
-		return -EINVAL;
-	rlock_lock(&np.lock);
-	for (uint32_t c = first / PD_CHUNK; r == 0 && c < np.nchunks &&
-					    c <= last / PD_CHUNK;
-	     c++) {
-		struct pd *chunk = atomic_load_explicit(&tab[c],
-							memory_order_acquire);
-		for (uint32_t i = 0; chunk && r == 0 && i < PD_CHUNK; i++) {
-			uint32_t fd = c * PD_CHUNK + i;
-			if (fd < at || fd > last ||
-			    !(atomic_load(&chunk[i].flags) & PD_RUNTIME))
-				continue;
-			if (fd > at)
-				r = SYS3(SYS_close_range, at, fd - 1, 0);
-			at = fd + 1;
-		}
-	}
-	if (r == 0 && at <= last) /* fds are below INT_MAX: at never wraps */
-		r = SYS3(SYS_close_range, at, last, 0);
-	rlock_unlock(&np.lock);
-	for (uint32_t c = first / PD_CHUNK; r == 0 && c < np.nchunks &&
-					    c <= last / PD_CHUNK;
-	     c++) {
-		struct pd *chunk = atomic_load_explicit(&tab[c],
-							memory_order_acquire);
-		for (uint32_t i = 0; chunk && i < PD_CHUNK; i++) {
-			uint32_t fd = c * PD_CHUNK + i;
-			if (fd >= first && fd <= last && !fd_runtime((int)fd))
-				pd_reset(&chunk[i], FD_UNKNOWN, 0, 0);
-		}
-	}
-	return r;
-}
-
-long fd_nowait_call(int fd, long (*call)(void *), void *arg)
-{
-	struct pd *pd = pd_get(fd, true);
-	long fl, r;
-
-	if (pd == NULL)
-		return -EPERM;
-	rlock_lock(&pd->fl_lock);
-	fl = SYS3(SYS_fcntl, fd, F_GETFL, 0);
-	if (fl < 0) {
-		r = fl;
-	} else if (fl & O_NONBLOCK) {
-		r = call(arg);
-	} else {
-		SYS3(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK);
-		r = call(arg);
-		SYS3(SYS_fcntl, fd, F_SETFL, fl);
-	}
-	rlock_unlock(&pd->fl_lock);
-	return r;
-}
-
-long fd_flags_call(int fd, long (*call)(void *), void *arg)
-{
-	struct pd *pd = pd_get(fd, true);
-	long r;
-
-	if (pd == NULL)
-		return call(arg);
-	rlock_lock(&pd->fl_lock);
-	r = call(arg);
-	rlock_unlock(&pd->fl_lock);
-	return r;
-}
-
-/* A futex-style mutex on the pd (Drepper's), parking on sema.c. */
-int fd_serial_lock(struct netpoll_req *r, int64_t deadline)
-{
-	struct pd *pd = r->pd;
-	uint32_t c = 0;
-
-	if (pd == NULL)
-		return 0;
-	if (!atomic_compare_exchange_strong(&pd->serial, &c, 1)) {
-		if (c != 2)
-			c = atomic_exchange(&pd->serial, 2);
-		while (c != 0) {
-			if (sema_wait(&pd->serial, 2, deadline, "accept") ==
-			    ETIMEDOUT)
-				return ETIMEDOUT;
-			c = atomic_exchange(&pd->serial, 2);
-		}
-	}
-	return atomic_load(&pd->seq) != r->seq ? EBADF : 0;
-}
-
-void fd_serial_unlock(struct netpoll_req *r)
-{
-	if (r->pd && atomic_exchange(&r->pd->serial, 0) == 2)
-		sema_wake(&r->pd->serial, 1);
+	atomic_store(&np.efd, n);
+	/* Nobody may write the program's file by the old number: wait out
+	 * whoever read it before. */
+	while (atomic_load(&np.efd_users))
+		arch_cpu_relax();
 }
 
 /* ---- epoll -------------------------------------------------------------- */
 
-/* The child of fork shares the epoll instance with its parent: it closes
- * its copies and makes its own on its next wait. The runtime's other fds
- * were the Ms' that are gone (or the trace's, which the child does not
- * write, or /proc/self's, the parent's, or the cgroup's, which fork_resume
- * opens again): closed too, so that the child has no fd of goshim's.
- * Every fd is forgotten: its waiters are gone, and its lock may be held
- * by a thread that is gone too. */
+/* The child of fork shares the epoll instance with its parent: it makes
+ * its own on its next wait (its copies are closed with the runtime's other
+ * fds: fdtab_fork_child). Nobody waits: the waiters were the parent's. */
 void netpoll_fork_child(void)
 {
-	_Atomic(struct pd *) *tab = atomic_load(&np.tab);
-
-	for (uint32_t c = 0; tab && c < np.nchunks; c++) {
-		struct pd *chunk = atomic_load(&tab[c]);
-		for (uint32_t i = 0; chunk && i < PD_CHUNK; i++)
-			if (atomic_load(&chunk[i].flags) & PD_RUNTIME)
-				sys_close((int)(c * PD_CHUNK + i));
-	}
 	atomic_store(&np.epfd, -1);
 	atomic_store(&np.efd, -1);
 	atomic_store(&np.efd_users, 0);
 	atomic_store(&np.up, false);
-	atomic_store(&fd_runtime_min, INT_MAX);
-	atomic_store(&fd_runtime_end, 0);
-	atomic_store(&np.lock.key, 0);
 	atomic_store(&np.waiters, 0);
 	atomic_store(&np.blocked, false);
 	atomic_store(&np.wake_sig, 0);
-	for (uint32_t c = 0; tab && c < np.nchunks; c++) {
-		struct pd *chunk = atomic_load(&tab[c]);
-		if (chunk)
-			memset(chunk, 0, PD_CHUNK * sizeof *chunk);
-	}
+	fdtab_fork_child();
 }
 
 static bool poll_up(void)
 {
 	if (atomic_load_explicit(&np.up, memory_order_acquire))
 		return true;
-	table(); /* not under np.lock, which making it takes */
-	rlock_lock(&np.lock);
+	fdtab_lock();
 	if (!atomic_load(&np.up)) {
 		/* Each is made at the lowest free number, then moved: a
 		 * program's open racing this gets the next number, not the
@@ -657,14 +138,14 @@ static bool poll_up(void)
 		struct epoll_event ev = { .events = EPOLLIN,
 					  .data.u64 = BREAK_DATA };
 		if (ep >= 0)
-			ep = move_high(ep);
+			ep = fd_move_high(ep);
 		ef = (int)SYS2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (ef >= 0)
-			ef = move_high(ef);
+			ef = fd_move_high(ef);
 		if (ep >= 0 && ef >= 0 &&
 		    SYS4(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, ef, &ev) == 0) {
-			runtime_mark(ep);
-			runtime_mark(ef);
+			fd_runtime_mark(ep);
+			fd_runtime_mark(ef);
 			atomic_store(&np.epfd, ep);
 			atomic_store(&np.efd, ef);
 			atomic_store_explicit(&np.up, true,
@@ -677,7 +158,7 @@ static bool poll_up(void)
 				sys_close(ef);
 		}
 	}
-	rlock_unlock(&np.lock);
+	fdtab_unlock();
 	return atomic_load(&np.up);
 }
 
@@ -867,6 +348,8 @@ static int wait_for(struct netpoll_req *reqs, int n, int64_t deadline,
 		return EBADF;
 	if (intr == ECANCEL_CALL)
 		return ECANCELED;
+	if (intr == ERESTART_CALL && deadline < 0)
+		return ERESTART;
 	if (intr)
 		return EINTR;
 	return st == W_TIMEDOUT ? ETIMEDOUT : 0;
@@ -880,6 +363,43 @@ int netpoll_wait(struct netpoll_req *reqs, int n, int64_t deadline)
 int netpoll_wait_nocancel(struct netpoll_req *reqs, int n, int64_t deadline)
 {
 	return wait_for(reqs, n, deadline, false);
+}
+
+void netpoll_io_arm(struct netpoll_io *io, int fd, unsigned mode, bool rw)
+{
+	netpoll_arm(&io->r, fd, mode);
+	io->rw = rw;
+	io->nowait = !rw || fd_nowait(fd);
+}
+
+int netpoll_io_wait(struct netpoll_io *io, long n)
+{
+	int fd = io->r.fd;
+	unsigned mode = io->r.modes;
+	int e;
+
+	if (n == -EOPNOTSUPP) {
+		if (!io->rw)
+			return EOPNOTSUPP;
+		fd_lost_nowait(fd);
+	} else {
+		if (fd_nonblocking(fd))
+			return EAGAIN;
+		if (io->deadline == FD_DEADLINE_UNKNOWN)
+			io->deadline =
+				io->rw && fd_kind(fd) != FD_SOCKET
+					? -1
+					: fd_sock_deadline(fd, mode == NP_READ
+								       ? SO_RCVTIMEO
+								       : SO_SNDTIMEO);
+		e = netpoll_wait(&io->r, 1, io->deadline);
+		if (e == ETIMEDOUT)
+			return EAGAIN;
+		if (e != 0 && e != ERESTART)
+			return e;
+	}
+	netpoll_io_arm(io, fd, mode, io->rw);
+	return 0;
 }
 
 /* One epoll_wait: until an event, netpoll_break or the deadline (block),
@@ -946,7 +466,7 @@ static int netpoll_run(bool block, int64_t deadline)
 		}
 		spin_unlock(&pd->lock);
 	}
-	return deliver(list);
+	return netpoll_deliver(list);
 }
 
 int netpoll_check(void)

@@ -1,5 +1,5 @@
 /*
- * netpoll.h: goroutines waiting for fds, and what goshim knows of each fd.
+ * netpoll.h: goroutines waiting for fds (the fds themselves: fdtab.h).
  *
  * A wait is two steps around the caller's own non-blocking try, so that an
  * event between the try and the park is never lost:
@@ -13,10 +13,16 @@
  * netpoll_wait parks only if no event for that fd and mode came since
  * netpoll_arm, and returns 0 (try again), ETIMEDOUT, EBADF (the fd was
  * closed meanwhile), EINTR (a signal's handler ended the wait: the call
- * fails with EINTR, or starts over if fd_restart says so), ECANCELED (a
- * cancel request is due: the call is a cancellation point; it undoes
- * what it holds and acts on it) or EPERM (epoll cannot watch it: make the
- * blocking call).
+ * fails with EINTR), ERESTART (the same, but every handler that ran had
+ * SA_RESTART and no deadline bounds the wait: the call starts over, as
+ * signal(7) says, unless it is of the poll family, which never restarts),
+ * ECANCELED (a cancel request is due: the call is a cancellation point;
+ * it undoes what it holds and acts on it) or EPERM (epoll cannot watch
+ * it: make the blocking call).
+ *
+ * A blocking transfer on one fd (read, write, recv, send and their vector
+ * forms: shim/fd_io.c) asks once per try instead, as Go's FD.Read waits on
+ * its pollDesc (netpoll_io below).
  */
 #ifndef GOSHIM_NETPOLL_H
 #define GOSHIM_NETPOLL_H
@@ -24,18 +30,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "fdtab.h"
 
 enum { NP_READ = 1, NP_WRITE = 2 };
-
-/* What an fd is, learnt once (fstat) and forgotten on close. */
-enum fd_kind {
-	FD_UNKNOWN,
-	FD_OTHER,  /* anything goshim leaves to the C library (files, ttys) */
-	FD_PIPE,   /* pipe: per-call RWF_NOWAIT, readiness from epoll */
-	FD_SOCKET, /* socket: MSG_DONTWAIT or RWF_NOWAIT */
-	FD_EVENT,  /* eventfd, timerfd, signalfd, inotify: shim/fd_event.c */
-	FD_COMM,   /* a goroutine's comm file opened for writing: task_comm.c */
-};
 
 struct pd;
 struct waiter;
@@ -64,77 +61,32 @@ int netpoll_wait(struct netpoll_req *r, int n, int64_t deadline);
 /* The same for a call that is not a cancellation point (sendfile). */
 int netpoll_wait_nocancel(struct netpoll_req *r, int n, int64_t deadline);
 
-/* The fd table. */
-enum fd_kind fd_kind(int fd);
-/* The socket's type (SOCK_STREAM, ...), learnt on first use; 0 if not a
- * socket. */
-int fd_socktype(int fd);
-/* A listening socket (SO_ACCEPTCONN), learnt on first use. */
-bool fd_listening(int fd);
-/* The process made it through goshim (socket, socketpair, accept): it may
- * be made non-blocking for an instant (connect). */
-bool fd_ours(int fd);
-/* An fd the program just made (socket, pipe, accept): whoever still
- * waited on an fd of that number wakes with EBADF. */
-void fd_learn(int fd, enum fd_kind kind, int socktype, bool ours);
-/* RWF_NOWAIT said EOPNOTSUPP on fd: a FIFO opened by name, or a pipe
- * end once given to splice, tee or vmsplice (Linux then clears
- * FMODE_NOWAIT on that end for good; the other end and sockets keep
- * it). fd_nowait: not known to be so. */
-void fd_lost_nowait(int fd);
-bool fd_nowait(int fd);
-/* One of the runtime's own fds (epoll, its eventfd, the trace file, the
- * Ms' files sysmon reads): the program cannot see, close or change it. */
-bool fd_runtime(int fd);
-/* No runtime fd is below fd_runtime_min (INT_MAX while there is none),
- * nor at or above fd_runtime_end. */
-extern _Atomic int fd_runtime_min, fd_runtime_end;
-/* fd is the runtime's, so not open as far as the program can tell: every
- * interposer that takes an fd asks first and says EBADF. The runtime's
- * fds sit above the program's first 48, so for those this is one compare
- * (and for the others a look at their pd). */
-static inline bool fd_hidden(int fd)
-{
-	return __builtin_expect(fd >= atomic_load_explicit(
-					       &fd_runtime_min,
-					       memory_order_relaxed),
-				0) &&
-	       fd_runtime(fd);
-}
-/* openat(AT_FDCWD, ...) of a file of the runtime's own: the fd (or
- * -errno) is close-on-exec, high in the table, out of the program's way,
- * and hidden. fd_runtime_close closes it, unless the program took the
- * number meanwhile (fd_vacate: a file the runtime only reads is let
- * go). */
-int fd_runtime_open(const char *path, int flags, int mode);
-int fd_runtime_open_ro(const char *path); /* O_RDONLY */
-void fd_runtime_close(int fd);
-/* The program takes the number fd (dup2 onto it): if the runtime uses
- * it, move that elsewhere first. 0 or errno (EMFILE). */
-int fd_vacate(int fd);
-/* dup and friends: to is now the file from is (whoever waited on the
- * file to had wakes with EBADF, as after close). */
-void fd_copy(int from, int to);
-/* call(arg) with O_NONBLOCK set on fd for its duration only (connect on
- * a socket of fd_ours): returns what it returns, or -errno of F_GETFL,
- * or -EPERM if fd has no pd. The program never sees the flag: its own
- * F_GETFL, F_SETFL and FIONBIO go through fd_flags_call, which waits
- * until the flag is back. */
-long fd_nowait_call(int fd, long (*call)(void *), void *arg);
-long fd_flags_call(int fd, long (*call)(void *), void *arg);
-/* The program closes fd: goroutines waiting on it wake and get EBADF;
- * false for the runtime's own fds, which the program cannot close. */
-bool fd_close(int fd);
-/* close_range(first, last, 0), around the runtime's own fds: 0 or -errno
- * (EINVAL for first > last); every fd it closes is forgotten as by
- * fd_close. */
-long fd_close_range(unsigned first, unsigned last);
-
-/* One goroutine at a time per fd gets in (accept), on the pd. Returns
- * EBADF if the fd was closed while it waited, ETIMEDOUT (not taken) at
- * the deadline (monotonic ns, -1 none). */
-int fd_serial_lock(struct netpoll_req *r, int64_t deadline);
-void fd_serial_unlock(struct netpoll_req *r);
+/*
+ * One blocking transfer on fd, in mode: netpoll_io_arm before its first
+ * try, and after each try that would block (-EAGAIN, or -EOPNOTSUPP: the
+ * per-call non-blocking form was refused) netpoll_io_wait(io, that
+ * result), which decides in one call what the transfer does next:
+ *   0		try again (armed again already): per-call non-blocking if
+ *		io->nowait, else look at readiness first, then the call;
+ *   EAGAIN	fail with EAGAIN: the program made fd non-blocking itself,
+ *		or the socket's SO_RCVTIMEO or SO_SNDTIMEO passed;
+ *   EPERM	make the blocking call: epoll cannot watch fd;
+ *   other	fail with it (EBADF, EINTR, ECANCELED as for netpoll_wait;
+ *		EOPNOTSUPP of a socket call).
+ * rw: preadv2/pwritev2 (RWF_NOWAIT may be refused on the fd for good;
+ * SO_*TIMEO only if it is a socket) rather than a socket call. deadline
+ * is FD_DEADLINE_UNKNOWN before the first arm of the whole call: the
+ * socket's timeout is asked when it first has to wait (the kernel's runs
+ * from its first wait too) and bounds the call, not each wait.
+ */
+struct netpoll_io {
+	struct netpoll_req r;
+	int64_t deadline;
+	bool rw;
+	bool nowait;
+};
+void netpoll_io_arm(struct netpoll_io *io, int fd, unsigned mode, bool rw);
+int netpoll_io_wait(struct netpoll_io *io, long n);
 
 /* findrunnable (proc.c). Ready the goroutines whose fds had events:
  * without blocking, if any goroutine waits and no M blocks in netpoll

@@ -384,6 +384,27 @@ static inline bool g_cancel_due(struct g *gp)
 {
 	return !gp->is_main && tls_cancel_due(gp->tcb);
 }
+/* The caller is a goroutine and a cancel request for it is due
+ * (glibc's state in its TCB). */
+static inline bool g_cancel_requested(void)
+{
+	struct g *gp = g_current;
+	return gp && !gp->is_g0 && tls_cancel_due(gp->tcb);
+}
+/* The caller is a goroutine, with signals kept for it (gsignal.c). */
+static inline bool g_sigkept(void)
+{
+	struct g *gp = g_current;
+	return gp && !gp->is_g0 &&
+	       atomic_load_explicit(&gp->sigpending, memory_order_relaxed);
+}
+/* How many of the program's handlers ran on the caller (0 off a
+ * goroutine): an EINTR that did not move it was goshim's own. */
+static inline uint32_t g_handlers_ran(void)
+{
+	struct g *gp = g_current;
+	return gp && !gp->is_g0 ? gp->handlers_ran : 0;
+}
 /* On gp: raise what was kept for it and its mask lets through. */
 void gsignal_deliver(struct g *gp);
 /* On gp, in a call that runs with a temporary mask (sigsuspend, ppoll,

@@ -12,11 +12,11 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include "../core/netpoll.h"
 #include "../core/sys.h"
-#include "../core/tls.h"
 #include "shim.h"
 
 /* The runtime runs: fds are tracked. */
@@ -62,15 +62,14 @@ static inline long fd_ret(long r)
 		f_ ? (long)f_(__VA_ARGS__) : fd_ret(raw);                    \
 	})
 
-/* netpoll_wait said EINTR, and the call starts over instead: every
- * handler that ran had SA_RESTART and no socket timeout bounds the call
- * (signal(7)). ECANCELED acts on the cancel here: a caller that holds
- * something looks at it first. */
-static inline bool fd_restart(int e, int64_t deadline)
+/* A wait said e: true if the call starts over (ERESTART: netpoll.h).
+ * ECANCELED acts on the cancel here: a caller that holds something lets
+ * go of it first. */
+static inline bool fd_restart(int e)
 {
 	if (e == ECANCELED)
 		shim_testcancel();
-	return e == EINTR && getg()->intr_restart && deadline < 0;
+	return e == ERESTART;
 }
 
 /*
@@ -84,12 +83,12 @@ static inline bool fd_restart(int e, int64_t deadline)
  */
 static inline uint32_t fd_handlers_ran(void)
 {
-	return on_goroutine() ? getg()->handlers_ran : 0;
+	return g_handlers_ran();
 }
 
 static inline bool own_eintr(uint32_t before)
 {
-	return on_goroutine() && getg()->handlers_ran == before;
+	return on_goroutine() && g_handlers_ran() == before;
 }
 
 /* A raw look (-errno) that does not wait, made again after an EINTR of
@@ -123,18 +122,9 @@ static inline bool own_eintr(uint32_t before)
  * now, whether or not the call will wait, as glibc's would. */
 static inline void fd_cancel_point(void)
 {
-	struct g *gp = g_current;
-	if (gp && !gp->is_g0 && __builtin_expect(tls_cancel_due(gp->tcb), 0))
+	if (__builtin_expect(g_cancel_requested(), 0))
 		shim_testcancel();
 }
-
-/* The program made fd non-blocking itself (O_NONBLOCK, SOCK_NONBLOCK). */
-bool fd_nonblocking(int fd);
-
-/* A deadline (monotonic ns) now + the socket's SO_RCVTIMEO or
- * SO_SNDTIMEO (opt), or -1: none set, or not a socket. */
-int64_t fd_sock_deadline(int fd, int opt);
-#define FD_DEADLINE_UNKNOWN (-2)
 
 /* Readiness of one fd by ppoll, now or (wait) when it comes: the revents,
  * 0, or -errno. */
@@ -143,6 +133,36 @@ long fd_ready(int fd, short events, bool wait);
 /* A blocking read (readv) or write (writev) on an FD_EVENT fd
  * (shim/fd_event.c): count or -errno. */
 long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write);
+
+/* ---- the poll family's looks and parks (fd_look.c) ---- */
+
+#define FEW 8 /* requests kept on the stack */
+#define SIGSET_BYTES (_NSIG / 8) /* the kernel's sigset_t */
+
+/* Look without blocking; 0 means nothing yet. */
+typedef long (*look_fn)(void *);
+/* Arm reqs, look, park; until the look reports or the deadline passes:
+ * what the look said, 0 at the deadline, -EINTR after a handler (the poll
+ * family never restarts) or -ECANCELED (the caller frees what it holds,
+ * then acts on it). *native: nothing could be watched. */
+long fd_look_loop(look_fn look, void *arg, struct netpoll_req *reqs, int n,
+		  int64_t deadline, bool *native);
+/* Deadlines from timeouts: milliseconds, negative for none; sec >= 0 and
+ * 0 <= nsec < 1e9 from now (too far saturates); a valid timespec, NULL
+ * for none. */
+int64_t deadline_ms(int ms);
+int64_t deadline_sec(int64_t sec, int64_t nsec);
+int64_t deadline_ts(const struct timespec *ts);
+bool ts_valid(const struct timespec *ts);
+bool ts_zero(const struct timespec *ts);
+/* What is left of the time for the blocking call: NULL for forever. */
+struct timespec *time_left(struct timespec *ts, int64_t deadline);
+/* After a look that found nothing: a signal kept in the goroutine
+ * (core/gsignal.c; no thread has it pending, so the kernel's look cannot
+ * see it) that mask lets through is handled now, under mask: -EINTR. */
+long kept_look(const sigset_t *mask);
+/* n requests: few (FEW of them) or malloc'ed. */
+struct netpoll_req *reqs_alloc(struct netpoll_req *few, size_t n);
 
 /* task_comm.c: after an open of path (opened: its fd or -errno), one of
  * a goroutine's comm file instead: true if path is one, with the fd or
@@ -178,7 +198,7 @@ struct fd_op {
 	void *addr;		 /* recvfrom's address, sendto's */
 	socklen_t *addrlen;	 /* recvfrom */
 	socklen_t tolen;	 /* sendto */
-	int64_t deadline;	 /* SO_*TIMEO's, FD_DEADLINE_UNKNOWN until asked */
+	struct netpoll_io io;	 /* its waits, SO_*TIMEO's deadline */
 };
 
 void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,

@@ -56,7 +56,7 @@ long fd_event_rw(int fd, const struct iovec *iov, int iovcnt, bool write)
 		int e = netpoll_wait(&r, 1, -1);
 		if (e == EPERM)
 			return SYS_CANCEL(rw_call(fd, iov, iovcnt, write, 0));
-		if (e && !fd_restart(e, -1))
+		if (e && !fd_restart(e))
 			return -e;
 	}
 }

@@ -33,29 +33,6 @@
 #include <string.h>
 #include "fd.h"
 
-static long getfl(void *fd)
-{
-	return SYS3(SYS_fcntl, (int)(intptr_t)fd, F_GETFL, 0);
-}
-
-bool fd_nonblocking(int fd)
-{
-	long fl = fd_flags_call(fd, getfl, (void *)(intptr_t)fd);
-	return fl >= 0 && (fl & O_NONBLOCK);
-}
-
-int64_t fd_sock_deadline(int fd, int opt)
-{
-	struct timeval tv;
-	socklen_t len = sizeof tv;
-
-	if (SYS6(SYS_getsockopt, fd, SOL_SOCKET, opt, &tv, &len, 0) < 0 ||
-	    len != sizeof tv || (tv.tv_sec == 0 && tv.tv_usec == 0))
-		return -1;
-	return nanotime() + (int64_t)tv.tv_sec * 1000000000 +
-	       (int64_t)tv.tv_usec * 1000;
-}
-
 long fd_ready(int fd, short events, bool wait)
 {
 	struct pollfd p = { .fd = fd, .events = events };
@@ -77,7 +54,7 @@ void fd_op_buf(struct fd_op *op, enum fd_call call, int fd, const void *buf,
 	op->iov = &op->one;
 	op->iovcnt = 1;
 	op->owned = true;
-	op->deadline = FD_DEADLINE_UNKNOWN;
+	op->io.deadline = FD_DEADLINE_UNKNOWN;
 }
 
 void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
@@ -88,7 +65,7 @@ void fd_op_iov(struct fd_op *op, enum fd_call call, int fd,
 	op->fd = fd;
 	op->iov = (struct iovec *)iov; /* not written while !owned */
 	op->iovcnt = iovcnt;
-	op->deadline = FD_DEADLINE_UNKNOWN;
+	op->io.deadline = FD_DEADLINE_UNKNOWN;
 }
 
 void fd_op_msg(struct fd_op *op, enum fd_call call, int fd,
@@ -130,25 +107,9 @@ static long op_call(struct fd_op *op, bool nowait)
 	return -EINVAL;
 }
 
-/* The socket's SO_RCVTIMEO or SO_SNDTIMEO as a deadline for the whole
- * call, asked when it first has to wait (the kernel's timeout runs from
- * its first wait, too): -1 for none, and for pipes. */
-static int64_t op_deadline(struct fd_op *op, unsigned mode)
-{
-	bool rw = op->call == FC_READV || op->call == FC_WRITEV;
-
-	if (op->deadline == FD_DEADLINE_UNKNOWN)
-		op->deadline = rw && fd_kind(op->fd) != FD_SOCKET
-				       ? -1
-				       : fd_sock_deadline(op->fd,
-							  mode == NP_READ
-								  ? SO_RCVTIMEO
-								  : SO_SNDTIMEO);
-	return op->deadline;
-}
-
-/* One call as the blocking one would return: try, park until the fd has
- * an event, try again; EAGAIN once the socket's timeout passed. */
+/* One call as the blocking one would return: try, and when it would
+ * block, ask netpoll_io_wait what next (park until the fd has an event and
+ * try again, EAGAIN, the blocking call, an error). */
 static long transfer_once(struct fd_op *op)
 {
 	bool rw = op->call == FC_READV || op->call == FC_WRITEV;
@@ -157,34 +118,30 @@ static long transfer_once(struct fd_op *op)
 			? NP_READ
 			: NP_WRITE;
 
+	netpoll_io_arm(&op->io, op->fd, mode, rw);
 	for (;;) {
-		struct netpoll_req r;
 		long n;
-		netpoll_arm(&r, op->fd, mode);
-		if (rw && !fd_nowait(op->fd))
+		int e;
+		if (op->io.nowait)
+			n = op_call(op, true);
+		else
 			n = fd_ready(op->fd, mode == NP_READ ? POLLIN : POLLOUT,
 				     false)
 				    ? IN_SYSCALL(op_call(op, false))
 				    : -EAGAIN;
-		else
-			n = op_call(op, true);
-		if (n == -EOPNOTSUPP && rw) {
-			fd_lost_nowait(op->fd);
-			continue;
-		}
-		if (n != -EAGAIN || fd_nonblocking(op->fd))
+		if (n != -EAGAIN && n != -EOPNOTSUPP)
 			return n;
-		int e = netpoll_wait(&r, 1, op_deadline(op, mode));
+		e = netpoll_io_wait(&op->io, n);
+		if (e == 0)
+			continue;
 		if (e == EPERM)
 			return SYS_CANCEL(op_call(op, false));
-		if (e == ETIMEDOUT)
-			return -EAGAIN;
 		if (e == ECANCELED) {
 			free(op->copy); /* fd_transfer's: it unwinds */
 			op->copy = NULL;
+			shim_testcancel();
 		}
-		if (e && !fd_restart(e, op->deadline))
-			return -e;
+		return -e;
 	}
 }
 

@@ -55,7 +55,7 @@ static long recv_batch(int fd, struct mmsghdr *v, unsigned n, int flags)
 					       NULL, 0));
 		if (e == ETIMEDOUT)
 			return -EAGAIN;
-		if (e && !fd_restart(e, deadline))
+		if (e && !fd_restart(e))
 			return -e;
 	}
 }
@@ -199,7 +199,7 @@ GOSHIM_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 				done += (unsigned)r;
 			break;
 		}
-		if (e && !fd_restart(e, deadline)) {
+		if (e && !fd_restart(e)) {
 			r = e == ETIMEDOUT ? -EAGAIN : -e;
 			break;
 		}

@@ -182,7 +182,7 @@ GOSHIM_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len,
 		return (int)fd_ret(-EAGAIN);
 	for (;;) {
 		/* Cancelled: acted on once the turn is given up. */
-		if (e != ECANCELED && fd_restart(e, deadline))
+		if (e != ECANCELED && fd_restart(e))
 			e = 0;
 		if (e) {
 			n = e == ETIMEDOUT ? -EAGAIN : -e;
@@ -272,7 +272,7 @@ GOSHIM_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 				n = SYS_CANCEL(fd_ready(fd, POLLOUT, true));
 			else if (e == ETIMEDOUT)
 				n = -EINPROGRESS;
-			else if (e && !fd_restart(e, deadline))
+			else if (e && !fd_restart(e))
 				n = -e;
 		}
 	} while (n == 0);

@@ -121,7 +121,7 @@ static long move(struct side *all, int nall, move_fn call, void *args,
 			return move_blocking(call, args, cancel);
 		if (e == ETIMEDOUT)
 			return -EAGAIN;
-		if (e && !fd_restart(e, deadline))
+		if (e && !fd_restart(e))
 			return -e;
 	}
 }
