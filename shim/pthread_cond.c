@@ -52,6 +52,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
+#include "../core/deadline.h"
 #include "../core/mutex.h"
 #include "../core/timer.h"
 #include "shim.h"
@@ -175,7 +176,7 @@ static int cond_wait(struct gcond *gc, pthread_mutex_t *m, clockid_t clk,
 	if (!err) {
 		cancel_begin();
 		ret = notify_wait(&w,
-				  abstime ? shim_deadline(clk, abstime) : -1,
+				  deadline_at(clk, abstime),
 				  "cond");
 		cancelled = intr_end(false) == ECANCEL_CALL;
 		woken = ret == 0;
@@ -214,11 +215,6 @@ GOSHIM_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	return cond_wait(gc, m, CLOCK_REALTIME, NULL);
 }
 
-static bool valid_nsec(const struct timespec *ts)
-{
-	return ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
-}
-
 GOSHIM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c,
 					 pthread_mutex_t *m,
 					 const struct timespec *abstime)
@@ -227,13 +223,12 @@ GOSHIM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c,
 
 	if (gc == NULL)
 		return IN_SYSCALL(real.pthread_cond_timedwait(c, m, abstime));
-	if (!valid_nsec(abstime))
+	clockid_t clk = atomic_load(&gc->flags) & COND_MONOTONIC
+				? CLOCK_MONOTONIC
+				: CLOCK_REALTIME;
+	if (abstime_check(clk, abstime))
 		return EINVAL;
-	return cond_wait(gc, m,
-			 atomic_load(&gc->flags) & COND_MONOTONIC
-				 ? CLOCK_MONOTONIC
-				 : CLOCK_REALTIME,
-			 abstime);
+	return cond_wait(gc, m, clk, abstime);
 }
 
 GOSHIM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c,
@@ -245,8 +240,7 @@ GOSHIM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c,
 	if (gc == NULL)
 		return IN_SYSCALL(
 			real.pthread_cond_clockwait(c, m, clk, abstime));
-	if (!valid_nsec(abstime) ||
-	    (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC))
+	if (abstime_check(clk, abstime))
 		return EINVAL;
 	return cond_wait(gc, m, clk, abstime);
 }

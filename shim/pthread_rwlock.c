@@ -58,6 +58,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
+#include "../core/deadline.h"
 #include "../core/tls.h"
 #include "shim.h"
 
@@ -280,11 +281,6 @@ static int wrlock_slow(struct grwlock *rw, int64_t deadline)
 	return err;
 }
 
-static int64_t deadline_of(clockid_t clk, const struct timespec *abstime)
-{
-	return abstime ? shim_deadline(clk, abstime) : -1;
-}
-
 static int rdlock(struct grwlock *rw, clockid_t clk,
 		  const struct timespec *abstime)
 {
@@ -294,7 +290,7 @@ static int rdlock(struct grwlock *rw, clockid_t clk,
 	int err = tryrd(rw);
 	if (err != EBUSY)
 		return err;
-	return rdlock_slow(rw, deadline_of(clk, abstime));
+	return rdlock_slow(rw, deadline_at(clk, abstime));
 }
 
 static int wrlock(struct grwlock *rw, clockid_t clk,
@@ -305,7 +301,7 @@ static int wrlock(struct grwlock *rw, clockid_t clk,
 	if (atomic_load_explicit(&rw->writer, memory_order_relaxed) == tid)
 		return EDEADLK;
 	if (!trywr(rw)) {
-		int err = wrlock_slow(rw, deadline_of(clk, abstime));
+		int err = wrlock_slow(rw, deadline_at(clk, abstime));
 		if (err)
 			return err;
 	}
@@ -316,9 +312,7 @@ static int wrlock(struct grwlock *rw, clockid_t clk,
 /* glibc checks a deadline before anything else, even a free lock. */
 static bool bad_deadline(clockid_t clk, const struct timespec *abstime)
 {
-	return abstime &&
-	       ((clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) ||
-		abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000);
+	return abstime && abstime_check(clk, abstime);
 }
 
 /* glibc's lock (process-shared): a try first, then the wait, which may

@@ -38,6 +38,7 @@
 #include <limits.h>
 #include <semaphore.h>
 #include <time.h>
+#include "../core/deadline.h"
 #include "shim.h"
 
 #define SEM_MAGIC 0x67736d31u /* "gsm1" */
@@ -87,7 +88,7 @@ static bool trydown(struct gsem *s)
 static int down_slow(struct gsem *s, clockid_t clk,
 		     const struct timespec *abstime)
 {
-	int64_t deadline = abstime ? shim_deadline(clk, abstime) : -1;
+	int64_t deadline = deadline_at(clk, abstime);
 	int err, intr;
 
 	do {
@@ -110,14 +111,6 @@ static int down_slow(struct gsem *s, clockid_t clk,
 		return -1;
 	}
 	return 0;
-}
-
-static bool bad_nsec(const struct timespec *abstime)
-{
-	if (abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000)
-		return false;
-	errno = EINVAL;
-	return true;
 }
 
 /* glibc's semaphore (process-shared or named): a try first, then the wait,
@@ -205,8 +198,10 @@ GOSHIM_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
 	struct gsem *s = ours(sem);
 	/* glibc looks at the timeout before the value. */
-	if (bad_nsec(abstime))
+	if (abstime_check(CLOCK_REALTIME, abstime)) {
+		errno = EINVAL;
 		return -1;
+	}
 	if (s == NULL)
 		return real_down(sem, false, 0, abstime);
 	/* As glibc: a cancellation point even when it need not wait. */
@@ -219,12 +214,10 @@ GOSHIM_EXPORT int sem_clockwait(sem_t *sem, clockid_t clk,
 {
 	struct gsem *s = ours(sem);
 	/* glibc looks at the clock and the timeout before the value. */
-	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) {
+	if (abstime_check(clk, abstime)) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (bad_nsec(abstime))
-		return -1;
 	if (s == NULL)
 		return real_down(sem, true, clk, abstime);
 	/* As glibc: a cancellation point even when it need not wait. */
