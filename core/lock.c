@@ -7,9 +7,9 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
-#include <time.h>
+#include "deadline.h"
 #include "lock.h"
-#include "real.h"
+#include "runtime.h"
 #include "sys.h"
 
 #define SPIN_TRIES 100
@@ -55,25 +55,13 @@ void note_sleep(struct note *n)
 
 bool note_sleep_ns(struct note *n, int64_t ns)
 {
-	struct timespec now, end, rel;
+	int64_t end = nanotime() + ns;
 
-	real.clock_gettime(CLOCK_MONOTONIC, &now);
-	end.tv_sec = now.tv_sec + ns / 1000000000;
-	end.tv_nsec = now.tv_nsec + ns % 1000000000;
-	if (end.tv_nsec >= 1000000000) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000;
-	}
 	while (atomic_load_explicit(&n->key, memory_order_acquire) == 0) {
-		real.clock_gettime(CLOCK_MONOTONIC, &now);
-		rel.tv_sec = end.tv_sec - now.tv_sec;
-		rel.tv_nsec = end.tv_nsec - now.tv_nsec;
-		if (rel.tv_nsec < 0) {
-			rel.tv_sec--;
-			rel.tv_nsec += 1000000000;
-		}
-		if (rel.tv_sec < 0)
+		int64_t left = end - nanotime();
+		if (left < 0)
 			return false;
+		struct timespec rel = ts_from_ns(left);
 		sys_futex(&n->key, FUTEX_WAIT_PRIVATE, 0, &rel, NULL, 0);
 	}
 	return true;

@@ -4,27 +4,10 @@
  * routed to goshim's pthread one (mtx_t and cnd_t are pthread_mutex_t and
  * pthread_cond_t), with glibc's mapping of the results.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <threads.h>
+#include "c11.h"
 #include "shim.h"
-
-/* glibc's thrd_err_map */
-static int thrd_result(int err)
-{
-	switch (err) {
-	case 0:
-		return thrd_success;
-	case ENOMEM:
-		return thrd_nomem;
-	case ETIMEDOUT:
-		return thrd_timedout;
-	case EBUSY:
-		return thrd_busy;
-	default:
-		return thrd_error;
-	}
-}
 
 GOSHIM_EXPORT int mtx_init(mtx_t *mtx, int type)
 {

@@ -48,6 +48,7 @@
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include "../core/deadline.h"
 #include "shim.h"
 #include "../core/futex.h"
 #include "../core/sys.h"
@@ -75,20 +76,13 @@ static long wait_deadline(const void *uts, int cmd, bool realtime,
 		return 0;
 	if (sys_copy_in(&ts, uts, sizeof ts) != 0)
 		return -EFAULT;
-	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+	if (!ts_valid(&ts))
 		return -EINVAL;
-	/* Beyond ~146 years: never, in effect (and no overflow below). */
-	if (ts.tv_sec > INT64_MAX / 1000000000 / 2) {
-		*deadline = INT64_MAX;
-		return 0;
-	}
-	int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	if (cmd == FUTEX_WAIT)
-		*deadline = nanotime() + ns;
-	else if (realtime)
-		*deadline = shim_deadline(CLOCK_REALTIME, &ts);
-	else
-		*deadline = ns;
+	*deadline = cmd == FUTEX_WAIT
+			    ? deadline_after(&ts)
+			    : deadline_at(realtime ? CLOCK_REALTIME
+						   : CLOCK_MONOTONIC,
+					  &ts);
 	return 0;
 }
 

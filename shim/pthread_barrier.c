@@ -1,26 +1,22 @@
 /*
- * pthread_barrier.c: barriers whose waiters park.
+ * pthread_barrier.c: pthread barriers on core/barrier.c.
  *
- * The state lives in the program's pthread_barrier_t (32 bytes): a spin
- * word guarding the counts, the round number waiters sleep on (sema.c), and
- * how many threads are still inside wait(), which destroy() waits out as
- * glibc does. Process-shared barriers are glibc's (they must work across
- * processes): their waits, and destroy, which waits out the last round,
- * block the OS thread under entersyscall, so not the P.
+ * The state lives in the program's pthread_barrier_t (32 bytes): core's
+ * struct barrier, then a process-shared flag and a magic word that says
+ * goshim made it. Process-shared barriers are glibc's (they must work
+ * across processes): their waits, and destroy, which waits out the last
+ * round, block the OS thread under entersyscall, so not the P.
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include "../core/barrier.h"
 #include "shim.h"
 
 #define BARRIER_MAGIC 0x62617272u /* "barr" */
 
 struct gbarrier {
-	struct spinlock lock;
-	uint32_t count;
-	uint32_t arrived;
-	_Atomic uint32_t round;
-	_Atomic uint32_t inside;
+	struct barrier b;
 	uint32_t pshared;
 	uint32_t magic;
 };
@@ -49,7 +45,8 @@ GOSHIM_EXPORT int pthread_barrier_init(pthread_barrier_t *b,
 	/* glibc's limit: count < UINT_MAX / 2 (its BARRIER_IN_THRESHOLD) */
 	if (count == 0 || count >= UINT_MAX / 2)
 		return EINVAL;
-	*gb = (struct gbarrier){ .count = count, .magic = BARRIER_MAGIC };
+	*gb = (struct gbarrier){ .magic = BARRIER_MAGIC };
+	barrier_init(&gb->b, count);
 	return 0;
 }
 
@@ -59,42 +56,17 @@ GOSHIM_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 
 	if (gb == NULL)
 		return IN_SYSCALL(real.pthread_barrier_wait(b));
-	atomic_fetch_add(&gb->inside, 1);
-	spin_lock(&gb->lock);
-	uint32_t round = atomic_load(&gb->round);
-	int ret = 0;
-	if (++gb->arrived == gb->count) {
-		gb->arrived = 0;
-		atomic_store(&gb->round, round + 1);
-		spin_unlock(&gb->lock);
-		sema_wake(&gb->round, INT_MAX);
-		rt_yield();
-		ret = PTHREAD_BARRIER_SERIAL_THREAD;
-	} else {
-		spin_unlock(&gb->lock);
-		while (atomic_load(&gb->round) == round)
-			sema_wait(&gb->round, round, -1, "barrier");
-	}
-	if (atomic_fetch_sub(&gb->inside, 1) == 1)
-		sema_wake(&gb->inside, INT_MAX);
-	return ret;
+	return barrier_wait(&gb->b) ? PTHREAD_BARRIER_SERIAL_THREAD : 0;
 }
 
 GOSHIM_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 {
 	struct gbarrier *gb = ours(b);
-	uint32_t in;
 
 	if (gb == NULL)
 		return IN_SYSCALL(real.pthread_barrier_destroy(b));
-	spin_lock(&gb->lock);
-	bool busy = gb->arrived != 0;
-	spin_unlock(&gb->lock);
-	if (busy)
+	if (!barrier_destroy(&gb->b))
 		return EBUSY;
-	/* Waiters of the last round may still be on their way out. */
-	while ((in = atomic_load(&gb->inside)) != 0)
-		sema_wait(&gb->inside, in, -1, "barrier destroy");
 	gb->magic = 0;
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
+#include "../core/deadline.h"
 #include "shim.h"
 
 /* A cancel that ends the wait is acted on here, with the target left
@@ -40,13 +41,9 @@ GOSHIM_EXPORT int pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clk,
 	struct g *gp = shim_thread(t);
 	if (gp == NULL)
 		return real.pthread_clockjoin_np(t, ret, clk, abstime);
-	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+	if (abstime_check(clk, abstime))
 		return EINVAL;
-	if (abstime == NULL)
-		return join(gp, ret, -1);
-	if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
-		return EINVAL;
-	return join(gp, ret, shim_deadline(clk, abstime));
+	return join(gp, ret, deadline_at(clk, abstime));
 }
 
 GOSHIM_EXPORT int pthread_timedjoin_np(pthread_t t, void **ret,

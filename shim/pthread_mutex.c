@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include "../core/deadline.h"
 #include "../core/mutex.h"
 #include "../core/wire.h"
 #include "shim.h"
@@ -144,11 +145,11 @@ static int clocklock(pthread_mutex_t *m, clockid_t clk,
 
 	if (err != EBUSY)
 		return err;
-	if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
+	if (abstime_check(clk, abstime))
 		return EINVAL;
 	if (abstime->tv_sec < 0)
 		return ETIMEDOUT;
-	return mutex_lock_wait(m, shim_deadline(clk, abstime));
+	return mutex_lock_wait(m, deadline_at(clk, abstime));
 }
 
 GOSHIM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
@@ -163,7 +164,7 @@ GOSHIM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 					  const struct timespec *abstime)
 {
 	/* glibc checks the clock before anything else. */
-	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+	if (abstime_check(clk, NULL))
 		return EINVAL;
 	if (!ours(m))
 		return pshared_lock(m, false, true, clk, abstime);

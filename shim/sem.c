@@ -1,5 +1,5 @@
 /*
- * sem.c: unnamed POSIX semaphores whose waiters park.
+ * sem.c: unnamed POSIX semaphores on core/semaphore.c.
  *
  * sem_t (32 bytes) keeps glibc's layout where it matters: glibc's 64-bit
  * word holds the value in its low half (here the same 32 bits, so the
@@ -13,31 +13,20 @@
  * the P left for other goroutines meanwhile (a try, then the wait under
  * entersyscall).
  *
- * The value is Go's runtime semaphore (sema_acquire): a waiter takes a
- * unit or sleeps on the value's address. sem_post must be
- * async-signal-safe (POSIX): a signal handler may post while the code it
- * interrupted, on this very thread, holds the runtime's locks or is
- * half-way through a run queue. So sem_post only adds its unit, with a
- * compare-and-swap that also refuses to pass SEM_VALUE_MAX (EOVERFLOW),
- * and, if anyone sleeps there, marks the wait queue for sysmon
- * (sema_release_async), which it wakes with a futex call. The unit then
- * goes straight to the longest sleeper (a handoff), run by sysmon or by
- * the next sem_wait or sem_trywait, which do that first: a poster that
- * loops back to wait would otherwise take its own unit again before the
- * sleeper runs (it runs only when a P is free), and the sleeper could
- * starve, under GOMAXPROCS=1 for good. A sleeper whose deadline fires
- * takes nothing; its unit goes to the next one, or stays in the value.
-
  * Errors as glibc 2.36, -1 with errno: sem_init EINVAL above SEM_VALUE_MAX;
  * sem_post EOVERFLOW; sem_trywait EAGAIN; sem_timedwait EINVAL for a bad
  * tv_nsec, sem_clockwait also for a clock other than CLOCK_REALTIME and
  * CLOCK_MONOTONIC, both checked before trying; ETIMEDOUT only once the
- * deadline has passed; EINTR after a handler, as down_slow says.
+ * deadline has passed; EINTR after a handler, as down_slow says. sem_wait
+ * and the timed forms are cancellation points even when they need not
+ * wait, as glibc's.
  */
 #include <errno.h>
 #include <limits.h>
 #include <semaphore.h>
 #include <time.h>
+#include "../core/deadline.h"
+#include "../core/semaphore.h"
 #include "shim.h"
 
 #define SEM_MAGIC 0x67736d31u /* "gsm1" */
@@ -66,19 +55,6 @@ static struct gsem *ours(sem_t *sem)
 	return NULL;
 }
 
-static bool trydown(struct gsem *s)
-{
-	sema_run_async(); /* handoffs first (see the top of the file) */
-	uint32_t v = atomic_load_explicit(&s->value, memory_order_relaxed);
-
-	while (v > 0)
-		if (atomic_compare_exchange_weak_explicit(
-			    &s->value, &v, v - 1, memory_order_acquire,
-			    memory_order_relaxed))
-			return true;
-	return false;
-}
-
 /* After a failed trydown: 0, or -1 with errno ETIMEDOUT, or EINTR when
  * a signal's handler ended the wait. Restarted under SA_RESTART only
  * without a deadline: the kernel restarts glibc's untimed futex wait
@@ -87,37 +63,19 @@ static bool trydown(struct gsem *s)
 static int down_slow(struct gsem *s, clockid_t clk,
 		     const struct timespec *abstime)
 {
-	int64_t deadline = abstime ? shim_deadline(clk, abstime) : -1;
-	int err, intr;
+	int64_t deadline = deadline_at(clk, abstime);
+	int err;
 
 	do {
 		/* A cancellation point: a cancel request ends the wait too. */
 		shim_testcancel();
-		if (deadline >= 0 && nanotime() >= deadline) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		intr_begin_cancel();
-		err = sema_acquire(&s->value, false, deadline, "semaphore");
-		intr = intr_end(abstime == NULL);
-	} while (intr == ERESTART_CALL || intr == ECANCEL_CALL);
-	if (intr) {
-		errno = EINTR;
-		return -1;
-	}
+		err = semaphore_down(&s->value, deadline, abstime == NULL);
+	} while (err == ERESTART_CALL || err == ECANCEL_CALL);
 	if (err) {
-		errno = ETIMEDOUT;
+		errno = err;
 		return -1;
 	}
 	return 0;
-}
-
-static bool bad_nsec(const struct timespec *abstime)
-{
-	if (abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000)
-		return false;
-	errno = EINVAL;
-	return true;
 }
 
 /* glibc's semaphore (process-shared or named): a try first, then the wait,
@@ -169,25 +127,12 @@ GOSHIM_EXPORT int sem_post(sem_t *sem)
 	if (s == NULL)
 		return real.sem_post(sem);
 
-	uint32_t v = atomic_load_explicit(&s->value, memory_order_relaxed);
-	do {
-		if (v == SEM_VALUE_MAX) {
-			errno = EOVERFLOW;
-			return -1;
-		}
-	} while (!atomic_compare_exchange_weak(&s->value, &v, v + 1));
-	sema_release_async(&s->value);
+	int err = semaphore_up(&s->value);
+	if (err) {
+		errno = err;
+		return -1;
+	}
 	return 0;
-}
-
-GOSHIM_EXPORT int sem_wait(sem_t *sem)
-{
-	struct gsem *s = ours(sem);
-	if (s == NULL)
-		return real_down(sem, false, 0, NULL);
-	/* As glibc: a cancellation point even when it need not wait. */
-	shim_testcancel();
-	return trydown(s) ? 0 : down_slow(s, CLOCK_REALTIME, NULL);
 }
 
 GOSHIM_EXPORT int sem_trywait(sem_t *sem)
@@ -195,41 +140,44 @@ GOSHIM_EXPORT int sem_trywait(sem_t *sem)
 	struct gsem *s = ours(sem);
 	if (s == NULL)
 		return real.sem_trywait(sem);
-	if (trydown(s))
+	if (semaphore_trydown(&s->value))
 		return 0;
 	errno = EAGAIN;
 	return -1;
 }
 
-GOSHIM_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
+/* Every waiting form: abstime NULL waits for good; clocked: sem_clockwait
+ * on clk, else sem_timedwait on CLOCK_REALTIME. */
+static int down(sem_t *sem, bool clocked, clockid_t clk,
+		const struct timespec *abstime)
 {
 	struct gsem *s = ours(sem);
-	/* glibc looks at the timeout before the value. */
-	if (bad_nsec(abstime))
+	/* glibc looks at the clock and the timeout before the value. */
+	if (abstime_check(clk, abstime)) {
+		errno = EINVAL;
 		return -1;
+	}
 	if (s == NULL)
-		return real_down(sem, false, 0, abstime);
+		return real_down(sem, clocked, clk, abstime);
 	/* As glibc: a cancellation point even when it need not wait. */
 	shim_testcancel();
-	return trydown(s) ? 0 : down_slow(s, CLOCK_REALTIME, abstime);
+	return semaphore_trydown(&s->value) ? 0 : down_slow(s, clk, abstime);
+}
+
+GOSHIM_EXPORT int sem_wait(sem_t *sem)
+{
+	return down(sem, false, CLOCK_REALTIME, NULL);
+}
+
+GOSHIM_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
+{
+	return down(sem, false, CLOCK_REALTIME, abstime);
 }
 
 GOSHIM_EXPORT int sem_clockwait(sem_t *sem, clockid_t clk,
 				const struct timespec *abstime)
 {
-	struct gsem *s = ours(sem);
-	/* glibc looks at the clock and the timeout before the value. */
-	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (bad_nsec(abstime))
-		return -1;
-	if (s == NULL)
-		return real_down(sem, true, clk, abstime);
-	/* As glibc: a cancellation point even when it need not wait. */
-	shim_testcancel();
-	return trydown(s) ? 0 : down_slow(s, clk, abstime);
+	return down(sem, true, clk, abstime);
 }
 
 GOSHIM_EXPORT int sem_getvalue(sem_t *sem, int *sval)

@@ -133,7 +133,5 @@ int shim_cpuclock_target(clockid_t clk, struct g **gp, int *which);
  * C library's result in *ret. */
 bool shim_cpuclock_syscall(long nr, const long *a, long *ret);
 
-/* Monotonic deadline (ns) from an absolute time on clock clk. */
-int64_t shim_deadline(clockid_t clk, const struct timespec *abstime);
 
 #endif

@@ -17,6 +17,7 @@
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
+#include "../core/deadline.h"
 #include "../core/sys.h"
 #include "../core/cpuclock.h"
 #include "../core/timer.h"
@@ -127,7 +128,7 @@ GOSHIM_EXPORT int clock_nanosleep(clockid_t clk, int flags,
 	if (err)
 		return (int)-err;
 	if (flags & TIMER_ABSTIME)
-		return park_until(shim_deadline(clk, req)) ? 0 : EINTR;
+		return park_until(deadline_at(clk, req)) ? 0 : EINTR;
 	int64_t now = nanotime();
 	int64_t ns = req->tv_sec > (INT64_MAX - now) / 1000000000 - 1
 			     ? INT64_MAX - now

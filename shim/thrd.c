@@ -8,30 +8,15 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <threads.h>
+#include "c11.h"
 #include "shim.h"
-
-static int thrd_status(int err)
-{
-	switch (err) {
-	case 0:
-		return thrd_success;
-	case EAGAIN:
-	case ENOMEM:
-		return thrd_nomem;
-	case EBUSY:
-		return thrd_busy;
-	case ETIMEDOUT:
-		return thrd_timedout;
-	default:
-		return thrd_error;
-	}
-}
 
 GOSHIM_EXPORT int thrd_create(thrd_t *thr, thrd_start_t func, void *arg)
 {
-	return thrd_status(pthread_create(thr, NULL,
-					  (void *(*)(void *))(void (*)(void))func,
-					  arg));
+	int err = pthread_create(thr, NULL,
+				 (void *(*)(void *))(void (*)(void))func, arg);
+	/* Out of threads is out of memory to C11. */
+	return thrd_result(err == EAGAIN ? ENOMEM : err);
 }
 
 GOSHIM_EXPORT int thrd_join(thrd_t thr, int *res)
@@ -40,12 +25,12 @@ GOSHIM_EXPORT int thrd_join(thrd_t thr, int *res)
 	int err = pthread_join(thr, &ret);
 	if (err == 0 && res)
 		*res = (int)(intptr_t)ret;
-	return thrd_status(err);
+	return thrd_result(err);
 }
 
 GOSHIM_EXPORT int thrd_detach(thrd_t thr)
 {
-	return thrd_status(pthread_detach(thr));
+	return thrd_result(pthread_detach(thr));
 }
 
 GOSHIM_EXPORT void thrd_exit(int res)
