@@ -18,8 +18,6 @@
 
 #define GOSHIM_EXPORT __attribute__((visibility("default")))
 
-void real_init(void);
-
 bool shim_start(void);
 
 /* One load on every interposed call once the runtime runs. Under
