@@ -307,6 +307,27 @@ void cpuclock_split_rusage(struct g *gp, int64_t ns, const struct rusage *proc,
 		       user, sys);
 }
 
+static struct timeval ns_tv(int64_t ns)
+{
+	return (struct timeval){ ns / 1000000000, ns % 1000000000 / 1000 };
+}
+
+int cpuclock_rusage(struct g *gp, const struct rusage *proc, struct rusage *r)
+{
+	int64_t ns = cpuclock_read(gp), user, sys;
+
+	if (ns < 0)
+		return EINVAL;
+	cpuclock_split_rusage(gp, ns, proc, &user, &sys);
+	*r = (struct rusage){ 0 };
+	r->ru_utime = ns_tv(user);
+	r->ru_stime = ns_tv(sys);
+	r->ru_maxrss = proc->ru_maxrss;
+	r->ru_nvcsw = gp->nvcsw;
+	r->ru_nivcsw = gp->nivcsw;
+	return 0;
+}
+
 int64_t cpuclock_value(struct g *gp, pid_t tid, int which,
 		       struct timespec *ts)
 {

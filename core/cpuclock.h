@@ -79,6 +79,13 @@ void cpuclock_split(struct g *gp, int64_t ns, int64_t puser, int64_t psys,
 /* The same, with the process's parts as getrusage(RUSAGE_SELF) gave them. */
 void cpuclock_split_rusage(struct g *gp, int64_t ns, const struct rusage *proc,
 			   int64_t *user, int64_t *sys);
+/* getrusage(RUSAGE_THREAD) on gp, in *r: its CPU time split as above;
+ * its parks (voluntary) and yields and preemptions (involuntary) as its
+ * context switches; the process's peak RSS (from proc, RUSAGE_SELF's), as
+ * the kernel reports for a thread. Page faults and block I/O are counted
+ * by the kernel per M, for whatever goroutines ran there: they read 0.
+ * 0, or EINVAL if its M's clock could not be read. */
+int cpuclock_rusage(struct g *gp, const struct rusage *proc, struct rusage *r);
 /* mp starts with gp running on it without a switch (the main goroutine
  * adopted at start-up): its first run, since the thread began. */
 void cpuclock_adopt(struct m *mp, struct g *gp);

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include "chaos.h"
 #include "preempt.h"
 #include "runtime.h"
 #include "sigkeep.h"
@@ -470,6 +471,73 @@ void gsignal_deliver(struct g *gp)
 		gp->intr_restart = false;
 }
 
+uint64_t gsignal_kept(struct g *gp)
+{
+	return atomic_load(&gp->sigpending);
+}
+
+uint64_t g_sigmask(struct g *gp)
+{
+	return gp->sigmask;
+}
+
+void gsignal_setmask(struct g *gp, uint64_t prev, uint64_t now)
+{
+	uint64_t thread = now & ~preempt_unblockable();
+
+	/* The records first: a signal the new mask lets through, if pending,
+	 * runs its handler as the system call returns, and the handler's
+	 * sigreturn puts the M's record on the thread (sigroute.c).
+	 * Recorded after, the old mask came back on the thread behind a
+	 * record that said the new one. */
+	sigroute_mask_change(prev, now, true, true);
+	gp->sigmask = now;
+	gp->m->sigmask = thread;
+	if (chaos())
+		chaos_delay();
+	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, NULL, sizeof thread);
+	sigroute_unblocked(gp, now);
+	atomic_thread_fence(memory_order_seq_cst); /* as sigsuspend */
+	if (atomic_load(&gp->sigpending) & ~now)
+		gsignal_deliver(gp);
+	if (chaos())
+		sigmask_check(gp, "sigprocmask, after");
+}
+
+uint64_t gsignal_mask_temporary(struct g *gp, uint64_t tmp)
+{
+	uint64_t keep = gp->sigmask;
+
+	gp->sigmask = tmp & ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
+	return keep;
+}
+
+void gsignal_mask_restore(struct g *gp, uint64_t keep)
+{
+	gp->sigmask = keep;
+	/* On the thread and in the M's record: the goroutine may have come
+	 * to this M in the call (entersyscall can yield), and the M then
+	 * took the temporary one. */
+	m_set_sigmask(gp->m, keep);
+	/* Kept while the temporary mask blocked them: raised now, for the
+	 * kernel to deliver once the thread's own mask lets it (as it
+	 * would have held them pending). */
+	if (atomic_load(&gp->sigpending) & ~keep)
+		gsignal_deliver(gp);
+}
+
+void gsignal_sigwait_begin(struct g *gp, uint64_t set)
+{
+	atomic_store(&gp->sigwait_set, set);
+}
+
+void gsignal_sigwait_end(struct g *gp, uint64_t set)
+{
+	atomic_store(&gp->sigwait_set, 0);
+	if (atomic_load(&gp->m->directed) & set)
+		m_directed_drain(gp->m, set);
+}
+
 bool gsignal_deliver_temporary(struct g *gp)
 {
 	/* A sender adds to sigpending, then reads the mask: one of the two
@@ -492,9 +560,7 @@ bool gsignal_deliver_temporary(struct g *gp)
 
 bool gsignal_deliver_under(struct g *gp, uint64_t tmp)
 {
-	uint64_t keep = gp->sigmask;
-
-	gp->sigmask = tmp & ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
+	uint64_t keep = gsignal_mask_temporary(gp, tmp);
 	bool hit = gsignal_deliver_temporary(gp);
 	gp->sigmask = keep;
 	atomic_thread_fence(memory_order_seq_cst);

@@ -110,6 +110,14 @@ int go_detach(struct g *gp)
 	return 0;
 }
 
+bool g_exited(struct g *gp)
+{
+	spin_lock(&gp->jlock);
+	bool exited = gp->exited;
+	spin_unlock(&gp->jlock);
+	return exited;
+}
+
 void go_exited(struct g *gp)
 {
 	spin_lock(&gp->jlock);

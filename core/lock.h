@@ -47,6 +47,12 @@ static inline void spin_unlock(struct spinlock *l)
 	atomic_store_explicit(&l->v, 0, memory_order_release);
 }
 
+/* A pause in a spin loop: the CPU's hint that it waits on another. */
+static inline void cpu_relax(void)
+{
+	arch_cpu_relax();
+}
+
 void note_clear(struct note *n);
 void note_sleep(struct note *n);
 /* Sleep until woken or ns nanoseconds pass; true if woken. */

@@ -460,6 +460,12 @@ stack_t thread_altstack(void)
 	return ss;
 }
 
+void g_altstack_update(struct g *gp)
+{
+	gp->altstack = thread_altstack();
+	gp->m->altstack = gp->altstack;
+}
+
 /* A goroutine brings its sigaltstack to the M that runs it (most have
  * none, like the M: no call). */
 static void m_set_altstack(struct m *mp, const stack_t *ss)
@@ -1462,6 +1468,22 @@ struct g *go_spawn(void *(*fn)(void *), void *arg,
 	return gp;
 }
 
+void g_attr(struct g *gp, struct spawn_attr *a)
+{
+	spin_lock(&gp->jlock);
+	a->detached = gp->detached;
+	spin_unlock(&gp->jlock);
+	wire_get_sched(gp, &a->sched_policy, &a->sched_priority);
+	/* As glibc reports it: the whole block above the guard, TLS
+	 * included. */
+	a->stackaddr = gp->map + gp->guard_size;
+	a->stacksize = gp->map_size - gp->guard_size;
+	a->guardsize = gp->guard_size;
+	a->inheritsched = gp->inheritsched;
+	a->scope = gp->scope;
+	a->attrs = NULL;
+}
+
 /* On g0, after the dead G switched away for the last time. */
 static struct g *goexit0(struct g *gp)
 {
@@ -1518,6 +1540,32 @@ void main_goroutine_exit(void)
 	runtime_throw("main goroutine resumed after exit");
 }
 
+/*
+ * The main goroutine's unwind buffer is glibc's, in __libc_start_call_main,
+ * which would end the OS thread under whatever M runs main at that moment:
+ * its resume address is pointed here instead, keeping the same stack
+ * pointer, so the unwinding stops at the same frame and the main goroutine
+ * ends as a goroutine. Every other goroutine's is g_entry's.
+ */
+static void main_landing(void)
+{
+	main_goroutine_exit();
+}
+
+void go_unwind_prepare(void *retval)
+{
+	struct g *gp = getg();
+
+	gp->retval = retval;
+	if (gp->is_main) {
+		__pthread_unwind_buf_t *b = tls_bottom_unwind_buf(gp->tcb);
+		if (b == NULL)
+			main_goroutine_exit(); /* nothing to unwind to */
+		arch_jmpbuf_set_pc(b->__cancel_jmp_buf[0].__cancel_jmp_buf,
+				   main_landing, tls_pointer_guard(gp->tcb));
+	}
+}
+
 /* As the kernel does for CLONE_CHILD_CLEARTID (and set_tid_address) when
  * a thread exits: 0 at the address, one waiter woken with a shared wake:
  * a goroutine parked in futex.c's table, else one in the kernel. */
@@ -1540,6 +1588,16 @@ static void g_clear_tid(struct g *gp)
 		sys_futex(addr, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+_Atomic int *g_tid_address(struct g *gp)
+{
+	return gp->clear_tid;
+}
+
+void g_set_tid_address(struct g *gp, _Atomic int *addr)
+{
+	gp->clear_tid = addr;
+}
+
 struct g *g_from_tid(pid_t tid)
 {
 	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
@@ -1550,6 +1608,37 @@ struct g *g_from_tid(pid_t tid)
 			return gp;
 	}
 	return NULL;
+}
+
+struct g *g_main(void)
+{
+	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
+	     gp; gp = gp->alllink)
+		if (gp->is_main)
+			return gp;
+	return NULL;
+}
+
+struct g *g_from_task(pid_t pid, bool *gone)
+{
+	struct g *found = NULL;
+
+	*gone = false;
+	rlock_lock(&sched.alllock);
+	if (pid == sys_getpid()) {
+		found = g_main();
+		*gone = found == NULL || found->exited ||
+			atomic_load(&sched.main_exited);
+	} else {
+		for (struct m *mp = sched.allms; mp; mp = mp->alllink) {
+			if (mp->tid != pid)
+				continue;
+			found = mp->lockedg ? mp->lockedg : mp->curg;
+			*gone = found == NULL;
+		}
+	}
+	rlock_unlock(&sched.alllock);
+	return *gone ? NULL : found;
 }
 
 /* What a stale handle finds once its G's stack is gone: no thread. */

@@ -1,7 +1,7 @@
 /*
  * real.h: the C library's own functions behind goshim's interposers.
  *
- * Filled once by shim/real.c (dlsym RTLD_NEXT / dlvsym) before the runtime
+ * Filled once by real.c (dlsym RTLD_NEXT / dlvsym) before the runtime
  * starts; core reaches libc's pthread functions only through this table, so
  * it never calls an interposer by accident.
  */
@@ -172,5 +172,8 @@ struct real_fns {
 };
 
 extern struct real_fns real;
+/* Fill it (idempotent): first in every entry that may run before the
+ * library's constructors. */
+void real_init(void);
 
 #endif

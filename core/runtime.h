@@ -343,6 +343,18 @@ static inline bool on_goroutine(void)
 	return gp && !gp->is_g0;
 }
 
+/* Its thread id for its whole life (gettid, g.tid). */
+static inline pid_t g_tid(const struct g *gp)
+{
+	return gp->tid;
+}
+/* It is the process's main thread (whose TCB and comm are glibc's and the
+ * kernel's). */
+static inline bool g_is_main(const struct g *gp)
+{
+	return gp->is_main;
+}
+
 /* The kernel's signal mask of the calling thread. */
 uint64_t thread_sigmask(void);
 /* Wake every idle M without work, to sleep again with the idle mask as it
@@ -352,6 +364,9 @@ void m_kick_idle(void);
 void m_set_sigmask(struct m *mp, uint64_t mask);
 /* The thread's sigaltstack, read back as the kernel keeps it. */
 stack_t thread_altstack(void);
+/* The calling goroutine gp changed its thread's sigaltstack: the G
+ * records it, and its M, which has it now. */
+void g_altstack_update(struct g *gp);
 
 /* Signals as bits of the kernel's 64-bit sigset; SIGCANCEL and SIGSETXID
  * are glibc's own, which every thread must take and nobody may block. */
@@ -405,6 +420,26 @@ static inline uint32_t g_handlers_ran(void)
 	struct g *gp = g_current;
 	return gp && !gp->is_g0 ? gp->handlers_ran : 0;
 }
+/* The signals kept for gp (sent while it could not take them). */
+uint64_t gsignal_kept(struct g *gp);
+/* Its signal mask, as the program sees it. */
+uint64_t g_sigmask(struct g *gp);
+/* pthread_sigmask on gp, running on its M: its mask goes from prev (as
+ * read) to now (without what nobody may block), recorded in the G and the
+ * M before it is on the thread; what it no longer blocks is delivered. */
+void gsignal_setmask(struct g *gp, uint64_t prev, uint64_t now);
+/* A call that runs with a temporary mask tmp (sigsuspend): gp takes it as
+ * its own and gets back the mask to restore, which gsignal_mask_restore
+ * puts back on gp, its M and the thread once the call is over, raising
+ * what was kept for it meanwhile and keep lets through. */
+uint64_t gsignal_mask_temporary(struct g *gp, uint64_t tmp);
+void gsignal_mask_restore(struct g *gp, uint64_t keep);
+/* sigwait on gp, pinned to its M in the system call: set is published for
+ * gsignal_send, which then sends what it holds to the M; at the end, what
+ * was sent as the wait ended is taken off the thread (m_directed_drain)
+ * and kept for the next wait. */
+void gsignal_sigwait_begin(struct g *gp, uint64_t set);
+void gsignal_sigwait_end(struct g *gp, uint64_t set);
 /* On gp: raise what was kept for it and its mask lets through. */
 void gsignal_deliver(struct g *gp);
 /* On gp, in a call that runs with a temporary mask (sigsuspend, ppoll,
@@ -598,6 +633,27 @@ static inline bool g_gone(struct g *gp)
 	return atomic_load(&gp->status) == G_IDLE;
 }
 void main_goroutine_exit(void) __attribute__((noreturn));
+/* pthread_exit on a goroutine, before glibc's own unwinds its stack and
+ * longjmps to the buffer the thread started with: retval is kept for its
+ * joiner, and the main goroutine's buffer (glibc's) is aimed at
+ * main_goroutine_exit (it ends there at once if it has none). */
+void go_unwind_prepare(void *retval);
+/* The main goroutine, ended or not; NULL before the scheduler made it. */
+struct g *g_main(void);
+/* The goroutine a kernel task id names: the process id the main
+ * goroutine's, an M's thread id the goroutine wired to it, else the one
+ * running there. NULL with *gone: a task of ours where no goroutine lives
+ * (ESRCH); NULL without: none of ours. Under sched.alllock. */
+struct g *g_from_task(pid_t pid, bool *gone);
+/* What pthread_getattr_np reports of gp, in the terms it was made with:
+ * its stack (the whole block above the guard, TLS included), guard,
+ * detach state now, policy and priority now, inherit and scope as made
+ * (attrs: NULL; the affinity is wire_get_affinity's). */
+void g_attr(struct g *gp, struct spawn_attr *a);
+/* set_tid_address's word, cleared and woken as gp exits (what
+ * PR_GET_TID_ADDRESS reads back). */
+_Atomic int *g_tid_address(struct g *gp);
+void g_set_tid_address(struct g *gp, _Atomic int *addr);
 
 /* ---- join.c ---- */
 /* pthread_join and friends: deadline is monotonic ns or -1; try: EBUSY
@@ -605,6 +661,8 @@ void main_goroutine_exit(void) __attribute__((noreturn));
 int go_join(struct g *gp, void **ret, bool try, int64_t deadline);
 int go_detach(struct g *gp);
 void go_exited(struct g *gp); /* on g0, when gp is dead */
+/* gp has exited (under its jlock): glibc would find its tid cleared. */
+bool g_exited(struct g *gp);
 
 /* ---- sema.c: wait queues keyed by address (see sema.c) ----
  * deadline: monotonic ns, or -1 for none. reason: shown in dumps. */
@@ -680,6 +738,26 @@ void threadlimit_check(int32_t nthreads);
  * exitsyscall takes it back, or another idle P, or queues the goroutine. */
 void entersyscall(void);
 void exitsyscall(void);
+/* Around a raw system call that is a cancellation point (shim/shim.h,
+ * SYS_CANCEL): the calling goroutine, if it is one, is marked in it for
+ * gcancel to interrupt, and the call runs under entersyscall. */
+static inline struct g *cancel_syscall_enter(void)
+{
+	struct g *gp = on_goroutine() ? getg() : NULL;
+
+	if (gp) {
+		atomic_store(&gp->cancel_syscall, true);
+		entersyscall();
+	}
+	return gp;
+}
+static inline void cancel_syscall_exit(struct g *gp)
+{
+	if (gp) {
+		exitsyscall();
+		atomic_store(&gp->cancel_syscall, false);
+	}
+}
 /* sysmon: give P away if it has sat in a syscall past the tick; true if
  * it did. */
 bool retake_syscall_p(struct p *pp, int64_t now);

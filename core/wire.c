@@ -397,6 +397,17 @@ struct robust_list_head *wire_robust_list(struct g *gp)
 	return gp->robust_list ? gp->robust_list : tls_robust_head(gp->tcb);
 }
 
+long wire_set_robust_list(struct g *gp, struct robust_list_head *head,
+			  size_t len)
+{
+	if (len != sizeof *head)
+		return -EINVAL;
+	gp->robust_list = head;
+	if (gp->pshared_holds > 0)
+		return SYS2(SYS_set_robust_list, head, len);
+	return 0;
+}
+
 void wire_hold(void)
 {
 	struct g *gp = getg();

@@ -68,6 +68,11 @@ void wire_drop(void);
 /* The robust list the kernel is to walk for gp: what set_robust_list gave
  * it, else its TCB's. */
 struct robust_list_head *wire_robust_list(struct g *gp);
+/* set_robust_list on gp: its list, as the kernel keeps one per thread;
+ * the kernel's too while gp is wired for a process-shared lock, since the
+ * kernel then walks it. 0 or -errno. */
+long wire_set_robust_list(struct g *gp, struct robust_list_head *head,
+			  size_t len);
 
 /* proc.c: a goroutine with values waiting is about to run on mp. */
 void wire_adopt(struct m *mp, struct g *gp);

@@ -6,7 +6,7 @@
  * thread's clock (else a process's), and in the low two bits what it
  * counts: user and system time (PROF), user time (VIRT), or all of it to
  * the nanosecond (SCHED, the one glibc hands out); pid 0 is the caller.
- * A goroutine's clockid holds its thread id (g.tid; the pid for the main
+ * A goroutine's clockid holds its thread id (g_tid: the pid for the main
  * goroutine). Other goroutines' ids are above PID_MAX_LIMIT, which no task
  * has: given one straight, the kernel answers EINVAL, and so does goshim
  * once the goroutine has ended, as the kernel does for a thread that has
@@ -38,17 +38,6 @@ static pid_t cpu_pid(clockid_t clk)
 	return (pid_t)~(clk >> 3);
 }
 
-/* The main goroutine, ended or not (the kernel keeps a thread group's
- * leader, and its clock, while other threads live). */
-static struct g *main_goroutine(void)
-{
-	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
-	     gp; gp = gp->alllink)
-		if (gp->is_main)
-			return gp;
-	return NULL;
-}
-
 int shim_cpuclock_target(clockid_t clk, struct g **gpp, int *which)
 {
 	if (clk == CLOCK_THREAD_CPUTIME_ID)
@@ -65,13 +54,15 @@ int shim_cpuclock_target(clockid_t clk, struct g **gpp, int *which)
 		return CPU_INVALID;
 	pid_t pid = cpu_pid(clk);
 	struct g *me = on_goroutine() ? getg() : NULL;
-	if (pid == 0 || (me && pid == me->tid)) {
+	if (pid == 0 || (me && pid == g_tid(me))) {
 		*gpp = me;
 		return me ? CPU_GOROUTINE : CPU_KERNEL;
 	}
 	if ((*gpp = g_from_tid(pid)) != NULL)
 		return CPU_GOROUTINE;
-	if (pid == sys_getpid() && (*gpp = main_goroutine()) != NULL)
+	/* The main goroutine, ended or not: the kernel keeps a thread
+	 * group's leader, and its clock, while other threads live. */
+	if (pid == sys_getpid() && (*gpp = g_main()) != NULL)
 		return CPU_GOROUTINE;
 	/* A goroutine's id, ended; else a task the kernel knows of (an M,
 	 * a thread goshim did not make) or not. */
@@ -93,14 +84,14 @@ static int cpu_gettime(clockid_t clk, struct timespec *ts)
 	case CPU_INVALID:
 		return fail(EINVAL);
 	case CPU_GOROUTINE: {
-		int64_t ns = cpuclock_value(gp, gp->tid, which, ts);
+		int64_t ns = cpuclock_value(gp, g_tid(gp), which, ts);
 		return ns < 0 ? fail((int)-ns) : 0;
 	}
 	}
 	/* The process clock named by the caller's own thread id: the
 	 * kernel's gettime allows that for a thread it knows. */
 	if (clk < 0 && !(clk & CPU_PERTHREAD) && on_goroutine() &&
-	    cpu_pid(clk) == getg()->tid)
+	    cpu_pid(clk) == g_tid(getg()))
 		clk = cpu_clockid(0, clk & 3, false);
 	if (real.clock_gettime == NULL) /* before real_init */
 		return SYS2(SYS_clock_gettime, clk, ts) ? fail(EINVAL) : 0;
@@ -140,25 +131,14 @@ GOSHIM_EXPORT int pthread_getcpuclockid(pthread_t t, clockid_t *clk)
 	if (gp == NULL)
 		return real.pthread_getcpuclockid(t, clk);
 	/* Joined, or exited: glibc finds its tid cleared. */
-	if (g_gone(gp) || __atomic_load_n(&gp->exited, __ATOMIC_ACQUIRE))
+	if (g_gone(gp) || g_exited(gp))
 		return ESRCH;
 	cpuclock_enable();
-	*clk = cpu_clockid(gp->tid, CPU_SCHED, true);
+	*clk = cpu_clockid(g_tid(gp), CPU_SCHED, true);
 	return 0;
 }
 
-static struct timeval ns_tv(int64_t ns)
-{
-	return (struct timeval){ ns / 1000000000, ns % 1000000000 / 1000 };
-}
-
-/*
- * RUSAGE_THREAD on a goroutine: its CPU time, split as above; its parks
- * (voluntary) and yields and preemptions (involuntary) as its context
- * switches; the process's peak RSS, as the kernel reports for a thread.
- * Page faults and block I/O are counted by the kernel per M, for whatever
- * goroutines ran there: they read 0.
- */
+/* RUSAGE_THREAD on a goroutine: core/cpuclock.h's cpuclock_rusage. */
 GOSHIM_EXPORT int getrusage(int who, struct rusage *ru)
 {
 	real_init();
@@ -167,19 +147,12 @@ GOSHIM_EXPORT int getrusage(int who, struct rusage *ru)
 	if (who != RUSAGE_THREAD || !atomic_load(&runtime_running) ||
 	    !on_goroutine())
 		return real.getrusage(who, ru);
-	struct g *gp = getg();
-	struct rusage proc, r = { 0 };
+	struct rusage proc, r;
 	if (real.getrusage(RUSAGE_SELF, &proc) != 0)
 		return -1;
-	int64_t ns = cpuclock_read(gp), user, sys;
-	if (ns < 0)
-		return fail(EINVAL);
-	cpuclock_split_rusage(gp, ns, &proc, &user, &sys);
-	r.ru_utime = ns_tv(user);
-	r.ru_stime = ns_tv(sys);
-	r.ru_maxrss = proc.ru_maxrss;
-	r.ru_nvcsw = gp->nvcsw;
-	r.ru_nivcsw = gp->nivcsw;
+	int err = cpuclock_rusage(getg(), &proc, &r);
+	if (err)
+		return fail(err);
 	return sys_copy_out(ru, &r, sizeof r) != 0 ? fail(EFAULT) : 0;
 }
 

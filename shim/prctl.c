@@ -48,9 +48,11 @@ bool shim_prctl(int option, const unsigned long *a, long *ret)
 		*ret = name_prctl(gp, option, a[0]);
 		return true;
 	case PR_GET_TID_ADDRESS:
-		*ret = sys_copy_out((void *)a[0], &gp->clear_tid,
-				    sizeof gp->clear_tid);
+	{
+		_Atomic int *addr = g_tid_address(gp);
+		*ret = sys_copy_out((void *)a[0], &addr, sizeof addr);
 		return true;
+	}
 	default:
 		return false;
 	}

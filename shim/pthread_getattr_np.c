@@ -16,36 +16,31 @@ GOSHIM_EXPORT int pthread_getattr_np(pthread_t t, pthread_attr_t *attr)
 {
 	struct g *gp = shim_thread(t);
 	struct sched_param param = { 0 };
+	struct spawn_attr a;
 	int err;
 
-	if (gp == NULL || gp->is_main)
+	if (gp == NULL || g_is_main(gp))
 		return real.pthread_getattr_np(t, attr);
 	if (g_gone(gp))
 		return ESRCH; /* joined or reaped */
 	if ((err = pthread_attr_init(attr)) != 0)
 		return err;
-	spin_lock(&gp->jlock);
-	bool detached = gp->detached;
-	spin_unlock(&gp->jlock);
-	int policy;
-	wire_get_sched(gp, &policy, &param.sched_priority);
-	pthread_attr_setdetachstate(attr, detached ? PTHREAD_CREATE_DETACHED
-						   : PTHREAD_CREATE_JOINABLE);
-	/* As glibc reports it: the whole block above the guard, TLS
-	 * included. */
-	err = pthread_attr_setstack(attr, gp->map + gp->guard_size,
-				    gp->map_size - gp->guard_size);
+	g_attr(gp, &a);
+	param.sched_priority = a.sched_priority;
+	pthread_attr_setdetachstate(attr, a.detached ? PTHREAD_CREATE_DETACHED
+						     : PTHREAD_CREATE_JOINABLE);
+	err = pthread_attr_setstack(attr, a.stackaddr, a.stacksize);
 	if (err == 0)
-		err = pthread_attr_setguardsize(attr, gp->guard_size);
+		err = pthread_attr_setguardsize(attr, a.guardsize);
 	if (err == 0)
-		err = pthread_attr_setschedpolicy(attr,
-						  policy & ~SCHED_RESET_ON_FORK);
+		err = pthread_attr_setschedpolicy(
+			attr, a.sched_policy & ~SCHED_RESET_ON_FORK);
 	if (err == 0)
 		err = pthread_attr_setschedparam(attr, &param);
 	if (err == 0)
-		err = pthread_attr_setinheritsched(attr, gp->inheritsched);
+		err = pthread_attr_setinheritsched(attr, a.inheritsched);
 	if (err == 0)
-		err = pthread_attr_setscope(attr, gp->scope);
+		err = pthread_attr_setscope(attr, a.scope);
 	if (err == 0) {
 		size_t len = wire_mask_bytes();
 		cpu_set_t *mask = calloc(1, len);

@@ -27,14 +27,6 @@ static bool valid_signal(int sig)
 	return sig >= 0 && sig < 65;
 }
 
-static bool has_exited(struct g *gp)
-{
-	spin_lock(&gp->jlock);
-	bool exited = gp->exited;
-	spin_unlock(&gp->jlock);
-	return exited;
-}
-
 /* glibc's order: its own signals are refused, then a thread that has
  * exited takes nothing and that is no error (since 2.34), whatever the
  * number; the kernel judges the number only for a live thread. */
@@ -46,7 +38,7 @@ GOSHIM_EXPORT int pthread_kill(pthread_t t, int sig)
 		return real.pthread_kill(t, sig);
 	if (internal_signal(sig))
 		return EINVAL;
-	if (has_exited(gp) || sig == 0)
+	if (g_exited(gp) || sig == 0)
 		return 0;
 	if (!valid_signal(sig))
 		return EINVAL;
@@ -62,7 +54,7 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 
 	if (gp == NULL)
 		return real.pthread_sigqueue(t, sig, value);
-	if (has_exited(gp))
+	if (g_exited(gp))
 		return ESRCH;
 	if (internal_signal(sig) || !valid_signal(sig))
 		return EINVAL;
@@ -122,15 +114,13 @@ static int set_bits(const sigset_t *set, uint64_t *bits)
  * when a cancel ended it, for the caller to act on once it has undone its
  * state.
  *
- * On a goroutine, bits (the set) is published, and gsignal_send then
- * sends what it holds to the M, only while the goroutine sits on its M in
- * the system call: entersyscall pins it there, so a signal sent for it
- * waits on that thread, blocked, until rt_sigtimedwait takes it.
- * Published before, the goroutine could leave the M first (a yield at
- * entersyscall) and the signal wait on a thread it never came back to
- * (its sigwait would never return). One kept before the
- * publishing is taken instead; one sent as the wait ended is taken off
- * the thread (m_directed_drain) and kept for the next wait.
+ * On a goroutine, bits (the set) is published (gsignal_sigwait_begin)
+ * only while the goroutine sits on its M in the system call: entersyscall
+ * pins it there, so a signal sent for it waits on that thread, blocked,
+ * until rt_sigtimedwait takes it. Published before, the goroutine could
+ * leave the M first (a yield at entersyscall) and the signal wait on a
+ * thread it never came back to (its sigwait would never return). One kept
+ * before the publishing is taken instead.
  */
 static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 		    const struct timespec *t)
@@ -144,16 +134,13 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 		gp = cancel_syscall_enter();
 		r = 0;
 		if (gp) {
-			atomic_store(&gp->sigwait_set, bits);
+			gsignal_sigwait_begin(gp, bits);
 			r = gsignal_take(gp, bits, &got);
 		}
 		if (r == 0)
 			r = SYS4(SYS_rt_sigtimedwait, set, &got, t, 8);
-		if (gp) {
-			atomic_store(&gp->sigwait_set, 0);
-			if (atomic_load(&gp->m->directed) & bits)
-				m_directed_drain(gp->m, bits);
-		}
+		if (gp)
+			gsignal_sigwait_end(gp, bits);
 		cancel_syscall_exit(gp);
 	} while (r > 0 && gp &&
 		 (gsignal_misdirected((int)r, &got, &here) ||
@@ -226,8 +213,7 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	 * before looking for kept signals: a sender keeps one only while
 	 * the goroutine's mask blocks it (gsignal.c looks after adding). */
 	shim_testcancel();
-	uint64_t keep = gp->sigmask;
-	gp->sigmask = bits & ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
+	uint64_t keep = gsignal_mask_temporary(gp, bits);
 	long r;
 	if (gsignal_deliver_temporary(gp)) {
 		r = -EINTR;
@@ -236,16 +222,7 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 		r = SYS2(SYS_rt_sigsuspend, set, 8);
 		cancel_syscall_exit(gp);
 	}
-	gp->sigmask = keep;
-	/* The mask from before the call, on the thread and in the M's
-	 * record: the goroutine may have come to this M in the call
-	 * (entersyscall can yield), and the M then took the temporary one. */
-	m_set_sigmask(gp->m, keep);
-	/* Kept while the temporary mask blocked them: raised now, for the
-	 * kernel to deliver once the thread's own mask lets it (as it
-	 * would have held them pending). */
-	if (atomic_load(&gp->sigpending) & ~keep)
-		gsignal_deliver(gp);
+	gsignal_mask_restore(gp, keep);
 	/* A cancellation point: pthread_cancel's signal ended it. */
 	shim_testcancel();
 	errno = (int)-r;
@@ -264,7 +241,7 @@ GOSHIM_EXPORT int sigpending(sigset_t *set)
 	if (on_g) {
 		uint64_t s; /* the kernel has just written it */
 		memcpy(&s, set, sizeof s);
-		s |= atomic_load(&getg()->sigpending);
+		s |= gsignal_kept(getg());
 		memcpy(set, &s, sizeof s);
 	}
 	return 0;

@@ -48,7 +48,7 @@ int shim_name_set(struct g *gp, const char *name)
 	char buf[TASK_COMM_LEN] = { 0 };
 
 	memcpy(buf, name, strnlen(name, TASK_COMM_LEN - 1));
-	if (gp->is_main)
+	if (g_is_main(gp))
 		return main_comm(buf, true);
 	memcpy(gp->name, buf, TASK_COMM_LEN);
 	return 0;
@@ -56,7 +56,7 @@ int shim_name_set(struct g *gp, const char *name)
 
 int shim_name_get(struct g *gp, char name[TASK_COMM_LEN])
 {
-	if (gp->is_main)
+	if (g_is_main(gp))
 		return main_comm(name, false);
 	memcpy(name, gp->name, TASK_COMM_LEN);
 	name[TASK_COMM_LEN - 1] = '\0';

@@ -40,7 +40,7 @@ GOSHIM_EXPORT int pthread_spin_lock(pthread_spinlock_t *lock)
 				sched_yield();
 				i = 0;
 			}
-			arch_cpu_relax();
+			cpu_relax();
 			v = atomic_load_explicit(l, memory_order_relaxed);
 		}
 		if (atomic_compare_exchange_weak_explicit(

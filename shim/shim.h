@@ -18,8 +18,6 @@
 
 #define GOSHIM_EXPORT __attribute__((visibility("default")))
 
-void real_init(void);
-
 bool shim_start(void);
 
 /* One load on every interposed call once the runtime runs. Under
@@ -67,26 +65,10 @@ static inline struct g *shim_thread(pthread_t t)
  * under entersyscall: a cancel request already due acts first, and one
  * made during the call interrupts it (gcancel sends SIGCANCEL; sysmon
  * again while the call goes on): its EINTR acts once the call is left.
- * A caller with something to undo first uses the two halves and looks at
+ * A caller with something to undo first uses the two halves
+ * (cancel_syscall_enter and _exit, core/runtime.h) and looks at
  * g_cancel_due after an EINTR.
  */
-static inline struct g *cancel_syscall_enter(void)
-{
-	struct g *gp = on_goroutine() ? getg() : NULL;
-
-	if (gp) {
-		atomic_store(&gp->cancel_syscall, true);
-		entersyscall();
-	}
-	return gp;
-}
-static inline void cancel_syscall_exit(struct g *gp)
-{
-	if (gp) {
-		exitsyscall();
-		atomic_store(&gp->cancel_syscall, false);
-	}
-}
 #define SYS_CANCEL(call)                                   \
 	({                                                 \
 		shim_testcancel();                         \
@@ -98,7 +80,7 @@ static inline void cancel_syscall_exit(struct g *gp)
 		cr_;                                       \
 	})
 
-/* thread_id.c: the caller's thread id (a goroutine's own, g.tid), and
+/* thread_id.c: the caller's thread id (a goroutine's own, g_tid), and
  * syscall()'s thread-id calls (gettid, set_tid_address, tgkill, tkill):
  * true if it answered nr, with the C library's result in *ret. */
 pid_t shim_gettid(void);

@@ -27,10 +27,7 @@ GOSHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 		errno = (int)-r;
 		return -1;
 	}
-	if (on_g) {
-		struct g *gp = getg();
-		gp->altstack = thread_altstack();
-		gp->m->altstack = gp->altstack;
-	}
+	if (on_g)
+		g_altstack_update(getg());
 	return 0;
 }

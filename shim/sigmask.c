@@ -12,7 +12,6 @@
 #include <signal.h>
 #include <string.h>
 #include "../core/chaos.h"
-#include "../core/preempt.h"
 #include "../core/sys.h"
 #include "shim.h"
 
@@ -21,7 +20,7 @@
 static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 			     sigset_t *old)
 {
-	uint64_t nset, prev = gp->sigmask, now = prev;
+	uint64_t nset, prev = g_sigmask(gp), now = prev;
 	int err = 0;
 
 	if (chaos())
@@ -41,27 +40,8 @@ static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 	 * same and the answer is EFAULT, as natively. */
 	if (old && sys_copy_out(old, &prev, sizeof prev) < 0)
 		err = EFAULT;
-	if (set) {
-		uint64_t thread = now & ~preempt_unblockable();
-		/* The records first: a signal the new mask lets through, if
-		 * pending, runs its handler as the system call returns, and
-		 * the handler's sigreturn puts the M's record on the thread
-		 * (sigroute.c). Recorded after, the old mask came back on
-		 * the thread behind a record that said the new one. */
-		sigroute_mask_change(prev, now, true, true);
-		gp->sigmask = now;
-		gp->m->sigmask = thread;
-		if (chaos())
-			chaos_delay();
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, NULL,
-		     sizeof thread);
-		sigroute_unblocked(gp, now);
-		atomic_thread_fence(memory_order_seq_cst); /* as sigsuspend */
-		if (atomic_load(&gp->sigpending) & ~now)
-			gsignal_deliver(gp);
-		if (chaos())
-			sigmask_check(gp, "sigprocmask, after");
-	}
+	if (set)
+		gsignal_setmask(gp, prev, now);
 	return err;
 }
 

@@ -68,7 +68,7 @@ static int64_t ts_ns(const struct timespec *ts)
 static int cpu_sleep(struct g *gp, int which, int flags,
 		     const struct timespec *req, struct timespec *rem)
 {
-	pid_t tid = gp->tid;
+	pid_t tid = g_tid(gp);
 	int64_t now = cpuclock_value(gp, tid, which, NULL), target;
 
 	if (now < 0)

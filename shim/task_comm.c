@@ -28,12 +28,12 @@
 #define TASK_COMM_LEN 16
 #define COMM_FDS 256
 
-/* Which goroutine each FD_COMM fd names; an entry whose fd is no longer
- * FD_COMM (closed, reused) is free. */
+/* Which goroutine each FD_COMM fd names (id: its thread id); an entry
+ * whose fd is no longer FD_COMM (closed, reused) is free. */
 static struct spinlock comm_lock;
 static struct {
 	int fd;
-	pid_t tid;
+	pid_t id;
 } comm_fds[COMM_FDS];
 
 static const char *digits(const char *p, long *v)
@@ -52,7 +52,7 @@ static pid_t comm_path_tid(const char *p)
 	long v;
 
 	if (strcmp(p, "/proc/thread-self/comm") == 0)
-		return getg()->tid;
+		return g_tid(getg());
 	if (strncmp(p, "/proc/", 6) != 0)
 		return 0;
 	p += 6;
@@ -94,10 +94,10 @@ static void comm_remember(int fd, pid_t tid)
 {
 	spin_lock(&comm_lock);
 	for (int i = 0; i < COMM_FDS; i++) {
-		if (comm_fds[i].fd == fd || comm_fds[i].tid == 0 ||
+		if (comm_fds[i].fd == fd || comm_fds[i].id == 0 ||
 		    fd_kind(comm_fds[i].fd) != FD_COMM) {
 			comm_fds[i].fd = fd;
-			comm_fds[i].tid = tid;
+			comm_fds[i].id = tid;
 			break;
 		}
 	}
@@ -119,7 +119,7 @@ bool shim_comm_open(const char *path, int flags, long opened, long *ret)
 	    (opened < 0 && opened != -ENOENT) ||
 	    (tid = comm_path_tid(path)) == 0 ||
 	    (opened >= 0 && strcmp(path, "/proc/thread-self/comm") != 0) ||
-	    (gp = g_from_tid(tid)) == NULL || gp->is_main)
+	    (gp = g_from_tid(tid)) == NULL || g_is_main(gp))
 		return false;
 	if (flags & O_DIRECTORY) {
 		*ret = -ENOTDIR;
@@ -162,7 +162,7 @@ long shim_comm_write(int fd, const struct iovec *iov, int iovcnt)
 	spin_lock(&comm_lock);
 	for (int i = 0; i < COMM_FDS && tid == 0; i++)
 		if (comm_fds[i].fd == fd)
-			tid = comm_fds[i].tid;
+			tid = comm_fds[i].id;
 	spin_unlock(&comm_lock);
 	if (tid == 0)
 		return IN_SYSCALL(SYS3(SYS_writev, fd, iov, iovcnt));

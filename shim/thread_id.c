@@ -4,7 +4,7 @@
  *
  * The kernel's tid is the M's: it is shared by every goroutine that runs
  * there and changes as a goroutine moves. So each goroutine has its own
- * (g.tid) for its whole life: the pid for the main goroutine, a number
+ * (g_tid) for its whole life: the pid for the main goroutine, a number
  * above PID_MAX_LIMIT for the others, which no task of the system can
  * have; it is also the tid in its TCB, which glibc's own code uses
  * (recursive mutex owners). gettid and syscall(SYS_gettid) answer it,
@@ -83,20 +83,6 @@ static bool goroutine_queue(pid_t pid, pid_t tid, int sig,
 	return true;
 }
 
-/* set_robust_list: the goroutine's list, as the kernel keeps one per
- * thread; the kernel's too while the goroutine is wired for a
- * process-shared lock (core/wire.c), since the kernel then walks it. */
-static long robust_set(struct g *gp, struct robust_list_head *head,
-		       size_t len)
-{
-	if (len != sizeof *head)
-		return -EINVAL;
-	gp->robust_list = head;
-	if (gp->pshared_holds > 0)
-		return SYS2(SYS_set_robust_list, head, len);
-	return 0;
-}
-
 /* get_robust_list(pid, ...) where pid (0: the caller) is a goroutine;
  * false for the kernel to answer. */
 static bool robust_get(pid_t pid, void **head_ptr, size_t *len_ptr,
@@ -122,7 +108,7 @@ static bool robust_get(pid_t pid, void **head_ptr, size_t *len_ptr,
 
 pid_t shim_gettid(void)
 {
-	return on_goroutine() ? getg()->tid : (pid_t)SYS0(SYS_gettid);
+	return on_goroutine() ? g_tid(getg()) : (pid_t)SYS0(SYS_gettid);
 }
 
 GOSHIM_EXPORT pid_t gettid(void)
@@ -176,8 +162,8 @@ bool shim_tid_syscall(long nr, const long *a, long *ret)
 	case SYS_set_tid_address:
 		if (!on_goroutine())
 			return false;
-		getg()->clear_tid = (_Atomic int *)a[0];
-		r = getg()->tid;
+		g_set_tid_address(getg(), (_Atomic int *)a[0]);
+		r = g_tid(getg());
 		break;
 	case SYS_tgkill:
 		if (!goroutine_kill((pid_t)a[0], (pid_t)a[1], (int)a[2], &r))
@@ -205,8 +191,9 @@ bool shim_tid_syscall(long nr, const long *a, long *ret)
 	case SYS_set_robust_list:
 		if (!on_goroutine())
 			return false;
-		r = robust_set(getg(), (struct robust_list_head *)a[0],
-			       (size_t)a[1]);
+		r = wire_set_robust_list(getg(),
+					 (struct robust_list_head *)a[0],
+					 (size_t)a[1]);
 		break;
 	case SYS_get_robust_list:
 		if (!robust_get((pid_t)a[0], (void **)a[1], (size_t *)a[2], &r))

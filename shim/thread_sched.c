@@ -25,34 +25,18 @@
 static struct g *g_of_pid(pid_t pid, bool *gone)
 {
 	struct g *me = getg();
-	struct g *found = NULL;
+	struct g *found;
 
 	*gone = false;
 	if (!shim_active())
 		return NULL;
 	if (pid == 0)
 		return on_goroutine() ? me : NULL;
-	if (on_goroutine() && pid == me->tid)
+	if (on_goroutine() && pid == g_tid(me))
 		return me;
 	if (pid != sys_getpid() && (found = g_from_tid(pid)) != NULL)
 		return found;
-	rlock_lock(&sched.alllock);
-	if (pid == sys_getpid()) {
-		for (struct g *gp = sched.allgs; gp; gp = gp->alllink)
-			if (gp->is_main)
-				found = gp;
-		*gone = found == NULL || found->exited ||
-			atomic_load(&sched.main_exited);
-	} else {
-		for (struct m *mp = sched.allms; mp; mp = mp->alllink) {
-			if (mp->tid != pid)
-				continue;
-			found = mp->lockedg ? mp->lockedg : mp->curg;
-			*gone = found == NULL;
-		}
-	}
-	rlock_unlock(&sched.alllock);
-	return *gone ? NULL : found;
+	return g_from_task(pid, gone);
 }
 
 /* The kernel's -errno convention as the C library's. */

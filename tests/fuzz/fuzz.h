@@ -14,12 +14,6 @@
 #include <string.h>
 #include "../../core/gomaxprocs.h"
 
-/* core refers to the libc table that shim/real.c fills; of it a harness
- * could reach only the clock (nanotime). */
-#include <time.h>
-#include "../../core/real.h"
-struct real_fns real = { .clock_gettime = clock_gettime };
-
 #define CHECK(cond)                                                         \
 	do {                                                                \
 		if (!(cond)) {                                              \

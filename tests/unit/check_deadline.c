@@ -10,12 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "../../core/deadline.h"
-#include "../../core/real.h"
 #include "../../core/runtime.h"
-
-/* core refers to the libc table that shim/real.c fills; of it the tests
- * here reach only the clock. */
-struct real_fns real = { .clock_gettime = clock_gettime };
 
 static struct timespec ts(long sec, long nsec)
 {

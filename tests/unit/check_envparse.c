@@ -3,16 +3,11 @@
  * check_gomaxprocs.c): GOSHIM_STACK_SIZE and GOSHIM_MAX_THREADS, with the
  * inputs the fuzz harness tests/fuzz/fuzz_env.c found wrong.
  */
-#include <time.h>
 #include <check.h>
 #include <stdint.h>
 #include "../../core/real.h"
 #include "../../core/runtime.h"
 #include "../../core/stack.h"
-
-/* core refers to the libc table that shim/real.c fills; of it the tests
- * here reach only the clock (nanotime). */
-struct real_fns real = { .clock_gettime = clock_gettime };
 
 START_TEST(stack_size_good)
 {

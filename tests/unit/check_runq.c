@@ -19,10 +19,6 @@
 #include "../../core/real.h"
 #include "../../core/runtime.h"
 
-/* core refers to the libc table that shim/real.c fills; of it the tests
- * here reach only the clock (nanotime). */
-struct real_fns real = { .clock_gettime = clock_gettime };
-
 /* ---- helpers -------------------------------------------------------------- */
 
 static void reset_sched(void)

@@ -6,14 +6,8 @@
  */
 #include <check.h>
 #include <string.h>
-#include <time.h>
-#include "../../core/real.h"
 #include "../../core/runtime.h"
 #include "../../core/sigkeep.h"
-
-/* core refers to the libc table that shim/real.c fills; of it the tests
- * here reach only the clock (nanotime). */
-struct real_fns real = { .clock_gettime = clock_gettime };
 
 static siginfo_t info(int sig, int value)
 {

@@ -11,7 +11,6 @@
  * No runtime is started: the tests make their own Ps, and a fake g0 and M
  * per thread whose P says which heap timer_add uses.
  */
-#include <time.h>
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,10 +20,6 @@
 #include "../../core/real.h"
 #include "../../core/runtime.h"
 #include "../../core/timer.h"
-
-/* core refers to the libc table that shim/real.c fills; of it the tests
- * here reach only the clock (nanotime). */
-struct real_fns real = { .clock_gettime = clock_gettime };
 
 #define NP 3
 

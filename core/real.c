@@ -1,12 +1,16 @@
 /*
- * real.c: the one table of the C library's own functions (see core/real.h).
- * Filled with dlsym(RTLD_NEXT) before anything else runs; a missing entry
- * is a broken C library, so it is fatal.
+ * real.c: the one table of the C library's own functions (see real.h).
+ * Filled with dlsym(RTLD_NEXT) as the library loads, and by any entry that
+ * may run before that (another library's constructor calling one of
+ * goshim's interposers); a missing entry is a broken C library, so it is
+ * fatal. A program linked with core's objects (the unit tests) gets the
+ * same table from its constructor: the next definitions after the
+ * program's are the C library's.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "shim.h"
+#include "real.h"
 
 struct real_fns real;
 
@@ -156,4 +160,9 @@ void real_init(void)
 	real.cxa_atexit = must("__cxa_atexit");
 	real.strtol = must("strtol");
 	real.pthread_create = must("pthread_create");
+}
+
+__attribute__((constructor)) static void real_ctor(void)
+{
+	real_init();
 }
