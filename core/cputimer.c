@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include "cpuclock.h"
+#include "deadline.h"
 #include "stack.h"
 #include "sys.h"
 
@@ -125,28 +126,16 @@ int cputimer_create(struct g *gp, int which, const struct sigevent *sev,
 	return 0;
 }
 
-static int64_t ts_ns(const struct timespec *ts)
-{
-	return ts->tv_sec > INT64_MAX / 1000000000 - 1
-		       ? INT64_MAX
-		       : ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
-static struct timespec ns_ts(int64_t ns)
-{
-	return (struct timespec){ ns / 1000000000, ns % 1000000000 };
-}
-
 /* lock held; now: its clock's value, or -1 (its thread ended). */
 static void get_locked(const struct cputimer *t, int64_t now,
 		       struct itimerspec *cur)
 {
 	memset(cur, 0, sizeof *cur);
-	cur->it_interval = ns_ts(t->interval);
+	cur->it_interval = ts_from_ns(t->interval);
 	if (t->expires == 0 || now < 0)
 		return;
 	/* Due, not yet fired: about to (as the kernel says). */
-	cur->it_value = now < t->expires ? ns_ts(t->expires - now)
+	cur->it_value = now < t->expires ? ts_from_ns(t->expires - now)
 					 : (struct timespec){ 0, 1 };
 }
 
@@ -161,11 +150,6 @@ int cputimer_gettime(uintptr_t id, struct itimerspec *cur)
 	get_locked(t, cpuclock_value(t->gp, t->tid, t->which, NULL), cur);
 	rlock_unlock(&lock);
 	return 0;
-}
-
-static bool ts_valid(const struct timespec *ts)
-{
-	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
 }
 
 int cputimer_settime(uintptr_t id, int flags, const struct itimerspec *nv,
@@ -183,8 +167,8 @@ int cputimer_settime(uintptr_t id, int flags, const struct itimerspec *nv,
 	if (old)
 		get_locked(t, now, old);
 	bool was = t->expires != 0;
-	int64_t v = ts_ns(&nv->it_value);
-	t->interval = ts_ns(&nv->it_interval);
+	int64_t v = ts_to_ns(&nv->it_value);
+	t->interval = ts_to_ns(&nv->it_interval);
 	t->overrun = 0;
 	if (v == 0) {
 		t->expires = 0;

@@ -30,6 +30,25 @@ static int64_t after(int64_t mono, int64_t left)
 	return left > INT64_MAX - mono ? INT64_MAX : mono + left;
 }
 
+int64_t deadline_in(int64_t ns)
+{
+	return after(nanotime(), ns);
+}
+
+int64_t deadline_ms(int ms)
+{
+	return ms < 0 ? -1 : deadline_in(ms * 1000000LL);
+}
+
+struct timespec *deadline_left(struct timespec *ts, int64_t deadline)
+{
+	if (deadline < 0)
+		return NULL;
+	int64_t left = deadline - nanotime();
+	*ts = ts_from_ns(left < 0 ? 0 : left);
+	return ts;
+}
+
 int64_t deadline_at(clockid_t clk, const struct timespec *abstime)
 {
 	struct timespec now;
@@ -52,5 +71,5 @@ int64_t deadline_at(clockid_t clk, const struct timespec *abstime)
 
 int64_t deadline_after(const struct timespec *rel)
 {
-	return after(nanotime(), ts_to_ns(rel));
+	return rel ? deadline_in(ts_to_ns(rel)) : -1;
 }

@@ -52,7 +52,19 @@ int abstime_check(clockid_t clk, const struct timespec *abstime);
  * time already past is now. abstime NULL: -1, none. */
 int64_t deadline_at(clockid_t clk, const struct timespec *abstime);
 
-/* The deadline of a relative time (ts_valid) from now. */
+/* The deadline ns >= 0 nanoseconds from now (too far saturates). */
+int64_t deadline_in(int64_t ns);
+
+/* The deadline of a relative time (ts_valid) from now; NULL: -1. */
 int64_t deadline_after(const struct timespec *rel);
+
+/* The deadline of a poll-style timeout in milliseconds, negative for
+ * none. */
+int64_t deadline_ms(int ms);
+
+/* What is left until deadline, into *ts (0 once past): for the blocking
+ * call that waits in the kernel, and for the callers Linux tells. NULL
+ * for deadline -1 (forever). */
+struct timespec *deadline_left(struct timespec *ts, int64_t deadline);
 
 #endif

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include "chaos.h"
+#include "deadline.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -460,8 +461,7 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 					return W_TIMEDOUT;
 				continue;
 			}
-			ts.tv_sec = left / 1000000000;
-			ts.tv_nsec = left % 1000000000;
+			ts = ts_from_ns(left);
 			tsp = &ts;
 		}
 		sys_futex(&w->state, FUTEX_WAIT_PRIVATE, st, tsp, NULL, 0);

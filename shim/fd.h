@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include "../core/deadline.h"
 #include "../core/netpoll.h"
 #include "../core/sys.h"
 #include "shim.h"
@@ -147,16 +148,7 @@ typedef long (*look_fn)(void *);
  * then acts on it). *native: nothing could be watched. */
 long fd_look_loop(look_fn look, void *arg, struct netpoll_req *reqs, int n,
 		  int64_t deadline, bool *native);
-/* Deadlines from timeouts: milliseconds, negative for none; sec >= 0 and
- * 0 <= nsec < 1e9 from now (too far saturates); a valid timespec, NULL
- * for none. */
-int64_t deadline_ms(int ms);
-int64_t deadline_sec(int64_t sec, int64_t nsec);
-int64_t deadline_ts(const struct timespec *ts);
-bool ts_valid(const struct timespec *ts);
 bool ts_zero(const struct timespec *ts);
-/* What is left of the time for the blocking call: NULL for forever. */
-struct timespec *time_left(struct timespec *ts, int64_t deadline);
 /* After a look that found nothing: a signal kept in the goroutine
  * (core/gsignal.c; no thread has it pending, so the kernel's look cannot
  * see it) that mask lets through is handled now, under mask: -EINTR. */

@@ -46,7 +46,7 @@ static long epoll_block(struct epoll_args *a, int64_t deadline)
 {
 	struct timespec ts;
 	return sys_epoll_wait_ts(a->epfd, a->ev, a->max,
-				 time_left(&ts, deadline), a->mask);
+				 deadline_left(&ts, deadline), a->mask);
 }
 
 /* The kernel checks maxevents before it looks at the epoll fd. */
@@ -134,5 +134,5 @@ GOSHIM_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 					   SYS6(SYS_epoll_pwait2, epfd, ev, max,
 						ts, mask, SIGSET_BYTES),
 					   epfd, ev, max, ts, mask);
-	return (int)fd_ret(epoll_park(epfd, ev, max, deadline_ts(ts), mask));
+	return (int)fd_ret(epoll_park(epfd, ev, max, deadline_after(ts), mask));
 }

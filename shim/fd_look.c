@@ -56,51 +56,9 @@ long fd_look_loop(look_fn look, void *arg, struct netpoll_req *reqs, int n,
 	}
 }
 
-static int64_t deadline_in(int64_t ns)
-{
-	int64_t now = nanotime();
-	return ns > INT64_MAX - now ? INT64_MAX : now + ns;
-}
-
-int64_t deadline_ms(int ms)
-{
-	return ms < 0 ? -1 : deadline_in(ms * 1000000LL);
-}
-
-int64_t deadline_sec(int64_t sec, int64_t nsec)
-{
-	return deadline_in(sec > INT64_MAX / 1000000000 - 1
-				   ? INT64_MAX
-				   : sec * 1000000000 + nsec);
-}
-
-int64_t deadline_ts(const struct timespec *ts)
-{
-	return ts ? deadline_sec(ts->tv_sec, ts->tv_nsec) : -1;
-}
-
-bool ts_valid(const struct timespec *ts)
-{
-	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
-}
-
 bool ts_zero(const struct timespec *ts)
 {
 	return ts && ts->tv_sec == 0 && ts->tv_nsec == 0;
-}
-
-struct timespec *time_left(struct timespec *ts, int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline < 0)
-		return NULL;
-	left = deadline - nanotime();
-	if (left < 0)
-		left = 0;
-	ts->tv_sec = left / 1000000000;
-	ts->tv_nsec = left % 1000000000;
-	return ts;
 }
 
 long kept_look(const sigset_t *mask)

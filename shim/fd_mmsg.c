@@ -86,8 +86,7 @@ GOSHIM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 		/* judged by the kernel first: EFAULT, EINVAL */
 		if ((r = sys_ts_check(timeout)) != 0)
 			return (int)fd_ret(r);
-		deadline = nanotime() + timeout->tv_sec * 1000000000 +
-			   timeout->tv_nsec;
+		deadline = deadline_after(timeout);
 	}
 	fd_cancel_point();
 	if (vlen > UIO_MAXIOV)
@@ -116,13 +115,8 @@ GOSHIM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned vlen,
 	}
 	if (done == 0)
 		return (int)fd_ret(r);
-	if (timeout) {
-		int64_t left = deadline - nanotime();
-		if (left < 0)
-			left = 0;
-		timeout->tv_sec = left / 1000000000;
-		timeout->tv_nsec = left % 1000000000;
-	}
+	if (timeout)
+		deadline_left(timeout, deadline);
 	return (int)done;
 }
 

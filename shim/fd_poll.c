@@ -83,7 +83,7 @@ static long poll_park(struct pollfd *fds, nfds_t n, int64_t deadline,
 	if (r == -ECANCELED)
 		shim_testcancel();
 	if (native)
-		r = SYS_CANCEL(SYS6(SYS_ppoll, fds, n, time_left(&ts, deadline),
+		r = SYS_CANCEL(SYS6(SYS_ppoll, fds, n, deadline_left(&ts, deadline),
 				    mask, SIGSET_BYTES, 0));
 	return r;
 }
@@ -129,7 +129,7 @@ GOSHIM_EXPORT int ppoll(struct pollfd *fds, nfds_t n,
 	}
 	if (ts && !ts_valid(ts))
 		return (int)fd_ret(-EINVAL);
-	return (int)fd_ret(poll_park(fds, n, deadline_ts(ts), mask));
+	return (int)fd_ret(poll_park(fds, n, deadline_after(ts), mask));
 }
 
 GOSHIM_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout,

@@ -179,7 +179,7 @@ out:
 		return r;
 blocking:
 	return SYS_CANCEL(SYS6(SYS_pselect6, nfds, rd, wr, ex,
-			       time_left(&ts, deadline), a.mask));
+			       deadline_left(&ts, deadline), a.mask));
 }
 
 static long raw_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
@@ -211,16 +211,19 @@ GOSHIM_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 	if (tv && (tv->tv_sec < 0 || tv->tv_usec < 0))
 		return (int)fd_ret(-EINVAL);
 	/* tv_usec may hold more than a second, as for the kernel. */
-	if (tv)
-		deadline = deadline_sec(
+	if (tv) {
+		struct timespec rel = {
 			tv->tv_usec / 1000000 > INT64_MAX - tv->tv_sec
 				? INT64_MAX
 				: tv->tv_sec + tv->tv_usec / 1000000,
-			tv->tv_usec % 1000000 * 1000);
+			tv->tv_usec % 1000000 * 1000
+		};
+		deadline = deadline_after(&rel);
+	}
 	r = select_park(nfds, rd, wr, ex, deadline, NULL);
 	/* Linux tells select's caller how much of the timeout is left. */
 	if (tv) {
-		time_left(&left, deadline);
+		deadline_left(&left, deadline);
 		tv->tv_sec = left.tv_sec;
 		tv->tv_usec = left.tv_nsec / 1000;
 	}
@@ -254,5 +257,5 @@ GOSHIM_EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
 	if (ts && !ts_valid(ts))
 		return (int)fd_ret(-EINVAL);
 	return (int)fd_ret(
-		select_park(nfds, rd, wr, ex, deadline_ts(ts), mask));
+		select_park(nfds, rd, wr, ex, deadline_after(ts), mask));
 }

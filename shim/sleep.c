@@ -51,12 +51,6 @@ static bool runtime_clock(clockid_t clk)
 	       clk == CLOCK_BOOTTIME || clk == CLOCK_TAI;
 }
 
-static int64_t ts_ns(const struct timespec *ts)
-{
-	return ts->tv_sec > INT64_MAX / 1000000000 - 1
-		       ? INT64_MAX
-		       : ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
 
 /*
  * Until gp's CPU clock reaches the time asked. A thread's CPU clock runs
@@ -73,7 +67,7 @@ static int cpu_sleep(struct g *gp, int which, int flags,
 
 	if (now < 0)
 		return EINVAL;
-	target = ts_ns(req);
+	target = ts_to_ns(req);
 	if (!(flags & TIMER_ABSTIME))
 		target = target > INT64_MAX - now ? INT64_MAX : now + target;
 	while (now < target) {
@@ -87,8 +81,7 @@ static int cpu_sleep(struct g *gp, int which, int flags,
 			int64_t left = now < 0 ? target : target - now;
 			if (left < 0)
 				left = 0;
-			struct timespec ts = { left / 1000000000,
-					       left % 1000000000 };
+			struct timespec ts = ts_from_ns(left);
 			return sys_copy_out(rem, &ts, sizeof ts) ? EFAULT
 								 : EINTR;
 		}
@@ -129,17 +122,12 @@ GOSHIM_EXPORT int clock_nanosleep(clockid_t clk, int flags,
 		return (int)-err;
 	if (flags & TIMER_ABSTIME)
 		return park_until(deadline_at(clk, req)) ? 0 : EINTR;
-	int64_t now = nanotime();
-	int64_t ns = req->tv_sec > (INT64_MAX - now) / 1000000000 - 1
-			     ? INT64_MAX - now
-			     : req->tv_sec * 1000000000 + req->tv_nsec;
-	if (park_until(now + ns))
+	int64_t deadline = deadline_after(req);
+	if (park_until(deadline))
 		return 0;
 	if (rem) {
-		int64_t left = now + ns - nanotime();
-		if (left < 0)
-			left = 0;
-		struct timespec ts = { left / 1000000000, left % 1000000000 };
+		struct timespec ts;
+		deadline_left(&ts, deadline);
 		if (sys_copy_out(rem, &ts, sizeof ts) != 0)
 			return EFAULT;
 	}
