@@ -301,11 +301,12 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS  := $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_SRCS_cgroup    := core/gomaxprocs.c
 FUZZ_SRCS_mountinfo := core/gomaxprocs.c
-FUZZ_SRCS_quota     := core/gomaxprocs.c
-FUZZ_SRCS_proc      := core/procparse.c
-FUZZ_SRCS_env       := core/gomaxprocs.c core/stack.c core/threadlimit.c
-FUZZ_SRCS_debug     := core/debug.c
-FUZZ_SRCS_walk      := core/gomaxprocs.c
+FUZZ_SRCS_quota     := core/gomaxprocs.c core/number.c
+FUZZ_SRCS_proc      := core/procparse.c core/number.c
+FUZZ_SRCS_env       := core/gomaxprocs.c core/stack.c core/threadlimit.c \
+	core/number.c
+FUZZ_SRCS_debug     := core/debug.c core/number.c
+FUZZ_SRCS_walk      := core/gomaxprocs.c core/number.c
 
 .SECONDEXPANSION:
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $$(FUZZ_SRCS_$$*) \
