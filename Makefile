@@ -102,13 +102,14 @@ $(B)/tests/progs/mods/%.so: tests/progs/mods/%.c $(wildcard tests/progs/mods/*.h
 TOOL_BINS := $(B)/tools/procsample $(B)/tools/net_load \
 	$(B)/tests/servers/legacy_httpd $(B)/tests/servers/legacy_echod
 
-$(B)/tools/%: tests/tools/%.c
+$(B)/tools/%: scripts/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@ -pthread
 
-$(B)/tools/net_load: tests/bench/net_load.c
+# Test-only tools (hold, parked): what tools-check and diag measure.
+$(B)/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@ -pthread
 
 $(B)/tests/servers/%: tests/servers/%.c
 	@mkdir -p $(dir $@)
@@ -117,10 +118,10 @@ $(B)/tests/servers/%: tests/servers/%.c
 tools: $(B)/libgoshim.so $(TOOL_BINS)
 all: tools
 
-# Every test program runs under tests/watchdog.py: past its bound (sized
+# Every test program runs under tests/run/watchdog.py: past its bound (sized
 # for a slow, loaded 2-CPU machine) it says what hung, is killed, and the
 # step fails with status 124.
-WATCHDOG := tests/watchdog.py --kill-after 10
+WATCHDOG := tests/run/watchdog.py --kill-after 10
 UNIT_TIMEOUT ?= 600
 
 unit: $(UNIT_BINS)
@@ -128,12 +129,12 @@ unit: $(UNIT_BINS)
 		$(WATCHDOG) --label $$t $(UNIT_TIMEOUT) $$t; done
 
 progs: $(B)/libgoshim.so $(PROG_BINS) $(MOD_SOS)
-	tests/run-progs.sh $(B) $(PROG_BINS)
+	tests/run/run-progs.sh $(B) $(PROG_BINS)
 
 # GOSHIM_DEBUG and GOSHIM_TRACE output checked whole (dumps, SCHED lines,
 # trace JSON).
 diag: $(B)/libgoshim.so $(PROG_BINS) $(B)/tools/hold
-	tests/diag-check.py $(B)
+	tests/run/diag-check.py $(B)
 
 # The compatibility suite: real multi-threaded programs from Debian and
 # small clients of real libraries, natively and under goshim
@@ -203,7 +204,7 @@ ptree: $(B)/libgoshim.so $(B)/tools/hold
 
 # Each goshim subcommand against /proc readings of its own.
 tools-check: tools $(B)/tools/hold $(B)/tools/parked
-	tests/tools-check.sh $(B)
+	tests/run/tools-check.sh $(B)
 
 # The before/after demo: `goshim stress` on the bundled legacy server at
 # 100, 1,000 and 10,000 connections, then bundled programs' peak OS threads
@@ -267,7 +268,7 @@ valgrind: all $(VG_UNIT) $(VG_PROGS)
 	@set -e; for t in $(VG_UNIT); do echo "== $$t"; \
 		$(WATCHDOG) --label "valgrind $$t" $$(($(UNIT_TIMEOUT) * 10)) $(VG) $$t; done
 	GOSHIM_TEST_WRAP="$(VG)" GOSHIM_TEST_SLOW=10 GOSHIM_TEST_SHIM_BOUNDS=0 \
-		tests/run-progs.sh $(B) $(VG_PROGS)
+		tests/run/run-progs.sh $(B) $(VG_PROGS)
 
 # ---- benchmarks (print numbers; never pass/fail on time) --------------------
 bench: all
@@ -300,11 +301,12 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS  := $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_SRCS_cgroup    := core/gomaxprocs.c
 FUZZ_SRCS_mountinfo := core/gomaxprocs.c
-FUZZ_SRCS_quota     := core/gomaxprocs.c
-FUZZ_SRCS_proc      := core/procparse.c
-FUZZ_SRCS_env       := core/gomaxprocs.c core/stack.c core/threadlimit.c
-FUZZ_SRCS_debug     := core/debug.c
-FUZZ_SRCS_walk      := core/gomaxprocs.c
+FUZZ_SRCS_quota     := core/gomaxprocs.c core/number.c
+FUZZ_SRCS_proc      := core/procparse.c core/number.c
+FUZZ_SRCS_env       := core/gomaxprocs.c core/stack.c core/threadlimit.c \
+	core/number.c
+FUZZ_SRCS_debug     := core/debug.c core/number.c
+FUZZ_SRCS_walk      := core/gomaxprocs.c core/number.c
 
 .SECONDEXPANSION:
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $$(FUZZ_SRCS_$$*) \

@@ -6,11 +6,10 @@
  * sequence of choices per M. It does not replay the run: which M makes
  * which choice, and when, still depends on the OS's timing.
  */
-#include <stdio.h>
 #include <unistd.h>
 #include "chaos.h"
+#include "print.h"
 #include "runtime.h"
-#include "sys.h"
 
 bool chaos_on;
 static uint64_t chaos_seed;
@@ -35,8 +34,6 @@ void chaos_seed_m(struct m *mp)
 
 void chaos_start(int64_t seed)
 {
-	char buf[200];
-
 	if (seed < 0) /* 12 digits at most: what GOSHIM_DEBUG takes back */
 		seed = (int64_t)(wymix((uint64_t)nanotime() ^ WY1,
 				       (uint64_t)getpid() + WY0) %
@@ -47,14 +44,10 @@ void chaos_start(int64_t seed)
 	for (struct m *mp = sched.allms; mp; mp = mp->alllink)
 		chaos_seed_m(mp);
 	chaos_on = true;
-	int n = snprintf(buf, sizeof buf,
-			 "goshim: chaos: seed %lld (GOSHIM_DEBUG=chaos=1,"
-			 "chaosseed=%lld draws the same choices; the "
-			 "interleaving still varies)\n",
-			 (long long)seed, (long long)seed);
-	if (n > 0)
-		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
-							 : sizeof buf - 1);
+	print("goshim: chaos: seed %lld (GOSHIM_DEBUG=chaos=1,"
+	      "chaosseed=%lld draws the same choices; the "
+	      "interleaving still varies)\n",
+	      (long long)seed, (long long)seed);
 }
 
 uint64_t chaos_rand(void)

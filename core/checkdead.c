@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "debug.h"
+#include "print.h"
 #include "runtime.h"
-#include "sys.h"
 #include "timer.h"
 
 static int process_threads(void)
@@ -25,11 +25,6 @@ static int process_threads(void)
 	int n = proc_status_get("Threads:");
 
 	return n < 0 ? -1 : n;
-}
-
-static void say(const char *s, size_t n)
-{
-	sys_write(2, s, n);
 }
 
 /* Called with sched.lock held by an M about to sleep with no deadline,
@@ -53,9 +48,7 @@ void checkdead_exiting(int exiting)
 	if (process_threads() !=
 	    sched.mcount + sched.nruntime_threads + exiting)
 		return;
-	static const char msg[] =
-		"fatal error: all goroutines are asleep - deadlock!\n";
-	say(msg, sizeof msg - 1);
+	print("fatal error: all goroutines are asleep - deadlock!\n");
 	goroutines_dump(NULL);
 	_exit(2);
 }

@@ -15,15 +15,14 @@
  * its dump. dumponquit=0 leaves SIGQUIT alone, for that default action.
  */
 #include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "chaos.h"
 #include "debug.h"
+#include "number.h"
+#include "print.h"
 #include "real.h"
 #include "runtime.h"
-#include "sys.h"
 #include "trace.h"
 
 /* GOSHIM_DEBUG, parsed once as the library loads. */
@@ -42,33 +41,16 @@ static int64_t schedtrace_next;
  * SIGQUITs while one is under way are the same request. */
 static _Atomic bool quit_asked;
 
-static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void warn(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
-							 : sizeof buf - 1);
-}
-
-/* A non-negative decimal number that fills the whole of s, or -1. */
+/* A non-negative decimal number of at most 12 digits that fills the whole
+ * of s, or -1. */
 static long long number(const char *s, size_t len)
 {
-	long long v = 0;
+	const char *end = s + len;
+	uint64_t v;
 
-	if (len == 0 || len > 12)
+	if (len > 12 || !parse_uint(&s, end, 10, UINT64_MAX, &v) || s != end)
 		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	return v;
+	return (long long)v;
 }
 
 void parse_debug(const char *spec)
@@ -85,15 +67,15 @@ void parse_debug(const char *spec)
 		} else if (!KEY("schedtrace") && !KEY("scheddetail") &&
 			   !KEY("dumponexit") && !KEY("dumponquit") &&
 			   !KEY("chaos") && !KEY("chaosseed")) {
-			warn("goshim: GOSHIM_DEBUG: unknown setting \"%.*s\" "
-			     "ignored (known: schedtrace=MS, scheddetail=1, "
-			     "dumponexit=1, dumponquit=0, chaos=1, "
-			     "chaosseed=N)\n",
-			     (int)(len > 64 ? 64 : len), spec);
+			print("goshim: GOSHIM_DEBUG: unknown setting \"%.*s\" "
+			      "ignored (known: schedtrace=MS, scheddetail=1, "
+			      "dumponexit=1, dumponquit=0, chaos=1, "
+			      "chaosseed=N)\n",
+			      (int)(len > 64 ? 64 : len), spec);
 		} else if (v < 0) {
-			warn("goshim: GOSHIM_DEBUG: \"%.*s\" ignored: the "
-			     "value must be a number\n",
-			     (int)(len > 64 ? 64 : len), spec);
+			print("goshim: GOSHIM_DEBUG: \"%.*s\" ignored: the "
+			      "value must be a number\n",
+			      (int)(len > 64 ? 64 : len), spec);
 		} else if (KEY("schedtrace")) {
 			debug.schedtrace_ns = (int64_t)v * 1000000;
 		} else if (KEY("scheddetail")) {
@@ -161,8 +143,7 @@ void debug_fork_resume(void)
 
 static void dump_at_exit(void)
 {
-	static const char msg[] = "goshim: goroutines at exit:\n";
-	sys_write(2, msg, sizeof msg - 1);
+	print("goshim: goroutines at exit:\n");
 	goroutines_dump(getg());
 }
 
@@ -197,9 +178,8 @@ void debug_sysmon(void)
 	if (__builtin_expect(atomic_load_explicit(&quit_asked,
 						  memory_order_relaxed),
 			     0)) {
-		static const char msg[] = "SIGQUIT: goroutine dump\n";
 		atomic_store(&quit_asked, false);
-		sys_write(2, msg, sizeof msg - 1);
+		print("SIGQUIT: goroutine dump\n");
 		goroutines_dump(NULL);
 	}
 	if (debug.schedtrace_ns) {

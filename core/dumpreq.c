@@ -36,13 +36,14 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include "debug.h"
 #include "lock.h"
 #include "netpoll.h"
+#include "number.h"
+#include "print.h"
 #include "runtime.h"
 #include "sys.h"
 
@@ -100,14 +101,14 @@ static bool pending_here(int sig)
 {
 	char buf[4096], want[32];
 
-	snprintf(want, sizeof want, "\nPid:\t%d\n", (int)sysmon_tid);
+	snprint(want, sizeof want, "\nPid:\t%d\n", (int)sysmon_tid);
 	for (int tries = 0; tries < 2; tries++) {
 		if (statusfd && !fd_runtime(statusfd - 1))
 			statusfd = 0; /* the program's now: never close it */
 		if (statusfd == 0) {
 			char path[64];
-			snprintf(path, sizeof path, "/proc/self/task/%d/status",
-				 (int)sysmon_tid);
+			snprint(path, sizeof path, "/proc/self/task/%d/status",
+				(int)sysmon_tid);
 			int fd = fd_runtime_open_ro(path);
 			if (fd < 0)
 				return false;
@@ -124,15 +125,11 @@ static bool pending_here(int sig)
 			statusfd = 0; /* not this thread's file any more */
 			continue;
 		}
-		uint64_t set = 0;
-		for (p += 9; *p && *p != '\n'; p++) {
-			int d = *p >= '0' && *p <= '9'	 ? *p - '0'
-				: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
-							 : -1;
-			if (d < 0)
-				return false;
-			set = set << 4 | (uint64_t)d;
-		}
+		uint64_t set;
+		p += 9;
+		if (!parse_uint(&p, buf + n, 16, UINT64_MAX, &set) ||
+		    (*p != '\n' && *p != '\0'))
+			return false;
 		return set & sigbit(sig);
 	}
 	return false;
@@ -201,7 +198,7 @@ static void answer(pid_t pid, int fd)
 {
 	char path[64], head[96];
 
-	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
+	snprint(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
 	int f = fd_runtime_open(path, O_WRONLY | O_NONBLOCK, 0);
 	if (f < 0)
 		return;
@@ -212,10 +209,10 @@ static void answer(pid_t pid, int fd)
 	out.deadline = nanotime() + WRITE_WAIT_NS;
 	out.broken = false;
 	atomic_store(&out.fd, f);
-	int n = snprintf(head, sizeof head,
-			 "goshim dump: goroutines of pid %d\n",
-			 (int)sys_getpid());
-	reply_write(head, (size_t)n);
+	size_t n = snprint(head, sizeof head,
+			   "goshim dump: goroutines of pid %d\n",
+			   (int)sys_getpid());
+	reply_write(head, n);
 	goroutines_dump_to(NULL, reply_write);
 	reply_close();
 }

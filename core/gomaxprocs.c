@@ -30,10 +30,11 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gomaxprocs.h"
+#include "number.h"
+#include "print.h"
 #include "sys.h"
 
 int gomaxprocs_affinity_count(void)
@@ -61,18 +62,15 @@ int gomaxprocs_default(int affinity, int cgroup_limit)
 
 int gomaxprocs_parse(const char *s)
 {
-	long v = 0;
+	const char *end;
+	uint64_t v;
 
-	if (s == NULL || *s == '\0')
+	if (s == NULL)
 		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (*s - '0');
-		if (v > INT_MAX)
-			return -1;
-	}
-	return v >= 1 ? (int)v : -1;
+	end = s + strlen(s);
+	if (!parse_uint(&s, end, 10, INT_MAX, &v) || s != end || v < 1)
+		return -1;
+	return (int)v;
 }
 
 /* ---- line reading ------------------------------------------------------ */
@@ -285,25 +283,6 @@ int cg_mount_line(char *line, void *ctx)
 
 /* ---- quota files --------------------------------------------------------- */
 
-/* Parse decimal digits at *s, before end, into *v (no sign, no
- * overflow). */
-static int parse_u64(const char **s, const char *end, unsigned long long *v)
-{
-	const char *p = *s;
-
-	*v = 0;
-	if (p == end || *p < '0' || *p > '9')
-		return 0;
-	for (; p < end && *p >= '0' && *p <= '9'; p++) {
-		unsigned d = (unsigned)(*p - '0');
-		if (*v > (ULLONG_MAX - d) / 10)
-			return 0;
-		*v = *v * 10 + d;
-	}
-	*s = p;
-	return 1;
-}
-
 /* A whole file's content ends at s (one optional newline)? */
 static int at_end(const char *s, const char *end)
 {
@@ -311,9 +290,9 @@ static int at_end(const char *s, const char *end)
 }
 
 /* ceil(quota/period) as a CPU count, clamped to INT_MAX; 0 if malformed. */
-static int cpus_for(unsigned long long quota, unsigned long long period)
+static int cpus_for(uint64_t quota, uint64_t period)
 {
-	unsigned long long n;
+	uint64_t n;
 
 	if (quota == 0 || period == 0)
 		return 0;
@@ -324,10 +303,11 @@ static int cpus_for(unsigned long long quota, unsigned long long period)
 int cg_cpu_max(const char *buf, size_t len)
 {
 	const char *s = buf, *end = buf + len;
-	unsigned long long quota, period;
+	uint64_t quota, period;
 
-	if (!parse_u64(&s, end, &quota) || s == end || *s++ != ' ' ||
-	    !parse_u64(&s, end, &period) || !at_end(s, end))
+	if (!parse_uint(&s, end, 10, UINT64_MAX, &quota) || s == end ||
+	    *s++ != ' ' || !parse_uint(&s, end, 10, UINT64_MAX, &period) ||
+	    !at_end(s, end))
 		return 0; /* "max 100000" lands here too */
 	return cpus_for(quota, period);
 }
@@ -337,10 +317,11 @@ int cg_cfs(const char *quota_buf, size_t quota_len, const char *period_buf,
 {
 	const char *q = quota_buf, *qend = quota_buf + quota_len;
 	const char *p = period_buf, *pend = period_buf + period_len;
-	unsigned long long quota, period;
+	uint64_t quota, period;
 
-	if (!parse_u64(&q, qend, &quota) || !at_end(q, qend) || /* "-1" */
-	    !parse_u64(&p, pend, &period) || !at_end(p, pend))
+	if (!parse_uint(&q, qend, 10, UINT64_MAX, &quota) ||
+	    !at_end(q, qend) || /* "-1" */
+	    !parse_uint(&p, pend, 10, UINT64_MAX, &period) || !at_end(p, pend))
 		return 0;
 	return cpus_for(quota, period);
 }
@@ -386,8 +367,8 @@ static void level_add(struct cg_walk *w, const char *dir)
 	struct cg_level l = { .quota.fd = -1, .period.fd = -1 };
 	char path[PATH_MAX + 32];
 
-	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir,
-			     f->v2 ? "cpu.max" : "cpu.cfs_quota_us") >=
+	if (snprint(path, sizeof path, "%s/%s", dir,
+			    f->v2 ? "cpu.max" : "cpu.cfs_quota_us") >=
 	    sizeof path)
 		return;
 	kept_open(&l.quota, path, w->ops);
@@ -395,7 +376,7 @@ static void level_add(struct cg_walk *w, const char *dir)
 		return;
 	w->seen = 1;
 	if (!f->v2) {
-		snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+		snprint(path, sizeof path, "%s/cpu.cfs_period_us", dir);
 		kept_open(&l.period, path, w->ops);
 		if (l.period.fd < 0) {
 			kept_close(&l.quota, w->ops);
@@ -423,8 +404,8 @@ static void hierarchy_walk(struct cg_walk *w, const char *proc_root,
 
 	if (cgpath[0] == '\0')
 		return;
-	if ((size_t)snprintf(path, sizeof path, "%s/self/mountinfo",
-			     proc_root) >= sizeof path)
+	if (snprint(path, sizeof path, "%s/self/mountinfo",
+			    proc_root) >= sizeof path)
 		return;
 	for_each_line(path, cg_mount_line, &m);
 	if (m.rel == NULL)
@@ -432,13 +413,13 @@ static void hierarchy_walk(struct cg_walk *w, const char *proc_root,
 	/* dir = fs_root + mount point + rel, without trailing slashes; base is
 	 * the length of the mount point's directory, where the walk stops. A
 	 * mount at "/" has base "" and its files at "/cpu.max". */
-	len = (size_t)snprintf(dir, sizeof dir, "%s%s", fs_root, m.mnt);
+	len = snprint(dir, sizeof dir, "%s%s", fs_root, m.mnt);
 	if (len >= sizeof dir)
 		return;
 	while (len > 0 && dir[len - 1] == '/')
 		len--;
 	base = len;
-	len += (size_t)snprintf(dir + len, sizeof dir - len, "%s", m.rel);
+	len += snprint(dir + len, sizeof dir - len, "%s", m.rel);
 	if (len >= sizeof dir)
 		return;
 	while (len > base && dir[len - 1] == '/')
@@ -465,7 +446,7 @@ void cg_files_open(struct cg_files *f, const char *proc_root,
 
 	memset(f, 0, sizeof *f);
 	cg.v1[0] = cg.v2[0] = '\0';
-	if ((size_t)snprintf(path, sizeof path, "%s/self/cgroup", proc_root) >=
+	if (snprint(path, sizeof path, "%s/self/cgroup", proc_root) >=
 	    sizeof path)
 		return;
 	for_each_line(path, cg_paths_line, &cg);
@@ -526,20 +507,15 @@ int gomaxprocs_cgroup_limit(const char *proc_root, const char *fs_root)
  * control characters from breaking the line. */
 static void say_bad(const char *val, int using)
 {
-	char safe[72], msg[160];
+	char safe[72];
 	size_t i;
-	int n;
 
 	for (i = 0; val[i] && i < 64; i++)
 		safe[i] = (val[i] < ' ' || val[i] == 0x7f) ? '?' : val[i];
 	safe[i] = '\0';
-	n = snprintf(msg, sizeof msg,
-		     "goshim: GOMAXPROCS=\"%s%s\" is not a positive integer; "
-		     "using %d\n",
-		     safe, val[i] ? "..." : "", using);
-	if (n > 0)
-		sys_write(2, msg, (size_t)n < sizeof msg ? (size_t)n
-							 : sizeof msg - 1);
+	print("goshim: GOMAXPROCS=\"%s%s\" is not a positive integer; "
+	      "using %d\n",
+	      safe, val[i] ? "..." : "", using);
 }
 
 int gomaxprocs_compute(struct cg_files *cg, const struct kept_ops *ops)
@@ -549,13 +525,8 @@ int gomaxprocs_compute(struct cg_files *cg, const struct kept_ops *ops)
 
 	memset(cg, 0, sizeof *cg);
 	if (n > GOMAXPROCS_MAX) {
-		char msg[128];
-		int len = snprintf(msg, sizeof msg,
-				   "goshim: GOMAXPROCS=%d is more than %d; "
-				   "using %d\n",
-				   n, GOMAXPROCS_MAX, GOMAXPROCS_MAX);
-
-		sys_write(2, msg, (size_t)len);
+		print("goshim: GOMAXPROCS=%d is more than %d; using %d\n", n,
+		      GOMAXPROCS_MAX, GOMAXPROCS_MAX);
 		return GOMAXPROCS_MAX;
 	}
 	if (n > 0)

@@ -37,11 +37,11 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include "chaos.h"
 #include "preempt.h"
+#include "print.h"
 #include "runtime.h"
 #include "sigkeep.h"
 #include "sys.h"
@@ -576,11 +576,11 @@ void sigmask_check_m(struct m *mp, const char *where)
 
 	if (thread == mp->sigmask)
 		return;
-	snprintf(buf, sizeof buf,
-		 "sigmask check, %s: the thread's mask is not the M's record "
-		 "(thread %#llx, M%lld %#llx)",
-		 where, (unsigned long long)thread, (long long)mp->id,
-		 (unsigned long long)mp->sigmask);
+	snprint(buf, sizeof buf,
+		"sigmask check, %s: the thread's mask is not the M's record "
+		"(thread %#llx, M%lld %#llx)",
+		where, (unsigned long long)thread, (long long)mp->id,
+		(unsigned long long)mp->sigmask);
 	runtime_throw(buf);
 }
 
@@ -602,12 +602,12 @@ void sigmask_check(struct g *gp, const char *where)
 		what = "the thread's mask is not the goroutine's";
 	if (what == NULL)
 		return;
-	snprintf(buf, sizeof buf,
-		 "sigmask check, %s: %s (thread %#llx, M%lld %#llx, "
-		 "goroutine %lld %#llx)",
-		 where, what, (unsigned long long)thread, (long long)mp->id,
-		 (unsigned long long)mp->sigmask, (long long)gp->goid,
-		 (unsigned long long)gp->sigmask);
+	snprint(buf, sizeof buf,
+		"sigmask check, %s: %s (thread %#llx, M%lld %#llx, "
+		"goroutine %lld %#llx)",
+		where, what, (unsigned long long)thread, (long long)mp->id,
+		(unsigned long long)mp->sigmask, (long long)gp->goid,
+		(unsigned long long)gp->sigmask);
 	runtime_throw(buf);
 }
 

@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include "pd.h"
+#include "print.h"
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
@@ -237,22 +238,10 @@ static void wait_reason(char buf[24], const struct netpoll_req *r, int n)
 			   : r->modes == NP_READ  ? "read fd "
 			   : r->modes == NP_WRITE ? "write fd "
 						  : "poll fd ";
-	char digits[12];
-	int64_t v = n != 1 ? n : r->fd;
-	int nd = 0;
 
 	while (*what)
 		*buf++ = *what++;
-	if (v < 0) {
-		*buf++ = '-';
-		v = -v;
-	}
-	do {
-		digits[nd++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (nd)
-		*buf++ = digits[--nd];
+	buf = print_int(buf, n != 1 ? n : r->fd);
 	if (n != 1) {
 		for (what = " fds"; *what;)
 			*buf++ = *what++;

@@ -5,23 +5,8 @@
  */
 #include <limits.h>
 #include <string.h>
+#include "number.h"
 #include "procparse.h"
-
-/* Decimal digits at [s, end), up to the first non-digit, into *v: 0 when
- * there are none or they overflow max. */
-static int decimal(const char *s, const char *end, uint64_t max, uint64_t *v)
-{
-	*v = 0;
-	if (s == end || *s < '0' || *s > '9')
-		return 0;
-	for (; s < end && *s >= '0' && *s <= '9'; s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (*v > (max - d) / 10)
-			return 0;
-		*v = *v * 10 + d;
-	}
-	return 1;
-}
 
 int proc_status_field(const char *buf, size_t len, const char *name)
 {
@@ -37,7 +22,8 @@ int proc_status_field(const char *buf, size_t len, const char *name)
 			while (s < eol && (*s == '\t' || *s == ' '))
 				s++;
 			uint64_t v;
-			return decimal(s, eol, INT_MAX, &v) ? (int)v : -1;
+			return parse_uint(&s, eol, 10, INT_MAX, &v) ? (int)v
+								    : -1;
 		}
 		line = eol + 1;
 	}
@@ -63,7 +49,7 @@ char proc_stat_state(const char *buf, size_t len, uint64_t *blocked)
 			return state;
 		p++;
 	}
-	if (!decimal(p, end, UINT64_MAX, blocked))
+	if (!parse_uint(&p, end, 10, UINT64_MAX, blocked))
 		*blocked = ~(uint64_t)0;
 	return state;
 }
@@ -71,25 +57,7 @@ char proc_stat_state(const char *buf, size_t len, uint64_t *blocked)
 /* Hexadecimal digits at [*s, end), at least one, into *v; *s past them. */
 static int hex(const char **s, const char *end, uint64_t *v)
 {
-	const char *p = *s;
-
-	*v = 0;
-	for (; p < end; p++) {
-		unsigned d;
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			d = (unsigned)(*p - 'a' + 10);
-		else
-			break;
-		if (*v >> 60)
-			return 0;
-		*v = *v << 4 | d;
-	}
-	if (p == *s)
-		return 0;
-	*s = p;
-	return 1;
+	return parse_uint(s, end, 16, UINT64_MAX, v);
 }
 
 /* The byte c at *s, and *s past it. */
@@ -115,11 +83,9 @@ int proc_maps_anon_exec(const char *buf, size_t len, uintptr_t *lo,
 	if (!expect(&s, end, ' ') || !hex(&s, end, &v) ||
 	    !expect(&s, end, ' ') || !hex(&s, end, &v) ||
 	    !expect(&s, end, ':') || !hex(&s, end, &v) ||
-	    !expect(&s, end, ' ') || s == end || *s < '0' || *s > '9')
+	    !expect(&s, end, ' ') ||
+	    !parse_uint(&s, end, 10, UINT64_MAX, &v)) /* the inode */
 		return 0;
-	/* the inode: only whether it is 0 matters */
-	for (v = 0; s < end && *s >= '0' && *s <= '9'; s++)
-		v |= (uint64_t)(*s - '0');
 	while (s < end && *s == ' ')
 		s++;
 	if (s < end && *s == '\n')

@@ -8,8 +8,8 @@
  * program's are the C library's.
  */
 #include <dlfcn.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include "print.h"
 #include "real.h"
 
 struct real_fns real;
@@ -19,7 +19,7 @@ static void *must_v(const char *name, const char *version)
 {
 	void *f = dlvsym(RTLD_NEXT, name, version);
 	if (f == NULL) {
-		fprintf(stderr, "goshim: libc lacks %s@%s\n", name, version);
+		print("goshim: libc lacks %s@%s\n", name, version);
 		abort();
 	}
 	return f;
@@ -29,7 +29,7 @@ static void *must(const char *name)
 {
 	void *f = dlsym(RTLD_NEXT, name);
 	if (f == NULL) {
-		fprintf(stderr, "goshim: libc lacks %s\n", name);
+		print("goshim: libc lacks %s\n", name);
 		abort();
 	}
 	return f;
@@ -158,7 +158,6 @@ void real_init(void)
 	real.longjmp = must("siglongjmp");
 	real.longjmp_chk = must("__longjmp_chk");
 	real.cxa_atexit = must("__cxa_atexit");
-	real.strtol = must("strtol");
 	real.pthread_create = must("pthread_create");
 }
 

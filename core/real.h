@@ -164,11 +164,10 @@ struct real_fns {
 	void (*longjmp)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
 	void (*longjmp_chk)(struct __jmp_buf_tag *, int)
 		__attribute__((noreturn));
-	/* The runtime's start-up calls these, never through an interposer:
+	/* The runtime's start-up calls this, never through an interposer:
 	 * ASan's start-up may start goshim's (its sigaction call), and ASan's
-	 * atexit and strtol refuse calls made before it is done. */
+	 * atexit refuses calls made before it is done. */
 	int (*cxa_atexit)(void (*)(void *), void *, void *);
-	long (*strtol)(const char *, char **, int);
 };
 
 extern struct real_fns real;

@@ -14,7 +14,6 @@
  * lock objects keep goshim's layout (so a mutex locked before the start
  * is unlocked correctly after it).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -26,6 +25,7 @@
 #include "gomaxprocs.h"
 #include "netpoll.h"
 #include "preempt.h"
+#include "print.h"
 #include "real.h"
 #include "runtime.h"
 #include "wire.h"
@@ -58,30 +58,21 @@ int64_t nanotime_coarse(void)
 
 void runtime_throw(const char *msg)
 {
-	char buf[256];
-	int n = snprintf(buf, sizeof buf, "goshim: fatal error: %s\n", msg);
-	if (n > 0)
-		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
-							 : sizeof buf - 1);
+	print("goshim: fatal error: %s\n", msg);
 	abort();
 }
 
 static void refuse(const char *why)
 {
-	char buf[320];
-	int n = snprintf(buf, sizeof buf,
-			 "goshim: staying native: %s\n", why);
-	if (n > 0)
-		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
-							 : sizeof buf - 1);
+	print("goshim: staying native: %s\n", why);
 }
 
 static void refuse_layout(const char *why)
 {
 	char msg[200];
-	snprintf(msg, sizeof msg,
-		 "glibc TCB layout check failed (%s); goshim knows glibc 2.36 "
-		 "on x86_64", why);
+	snprint(msg, sizeof msg,
+		"glibc TCB layout check failed (%s); goshim knows glibc 2.36 "
+		"on x86_64", why);
 	refuse(msg);
 }
 
@@ -102,17 +93,9 @@ static void check_settings(void)
 		for (size_t i = 0; i < sizeof known / sizeof *known; i++)
 			ok |= strlen(known[i]) == len &&
 			      strncmp(*e, known[i], len) == 0;
-		if (!ok) {
-			char buf[160];
-			int n = snprintf(buf, sizeof buf,
-					 "goshim: unknown setting %.*s "
-					 "ignored\n", (int)(len > 64 ? 64 : len),
-					 *e);
-			if (n > 0)
-				sys_write(2, buf, (size_t)n < sizeof buf
-							  ? (size_t)n
-							  : sizeof buf - 1);
-		}
+		if (!ok)
+			print("goshim: unknown setting %.*s ignored\n",
+			      (int)(len > 64 ? 64 : len), *e);
 	}
 }
 

@@ -13,9 +13,9 @@
  * and Ms are never freed and Gs never unlinked, so the reads are safe.
  */
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 #include "debug.h"
+#include "print.h"
 #include "runtime.h"
 #include "sys.h"
 
@@ -35,18 +35,18 @@ static void put(struct out *o, const char *fmt, ...)
 	char line[256];
 
 	va_start(ap, fmt);
-	int n = vsnprintf(line, sizeof line, fmt, ap);
+	size_t n = vsnprint(line, sizeof line, fmt, ap);
 	va_end(ap);
-	if (n <= 0)
+	if (n == 0)
 		return;
-	if ((size_t)n >= sizeof line)
+	if (n >= sizeof line)
 		n = sizeof line - 1;
-	if (o->n + (size_t)n > sizeof o->buf) {
+	if (o->n + n > sizeof o->buf) {
 		sys_write(2, o->buf, o->n);
 		o->n = 0;
 	}
-	memcpy(o->buf + o->n, line, (size_t)n);
-	o->n += (size_t)n;
+	memcpy(o->buf + o->n, line, n);
+	o->n += n;
 }
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)

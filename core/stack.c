@@ -16,12 +16,13 @@
  * heap) for a frame push, and the heap between for dead stack.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "number.h"
+#include "print.h"
 #include "runtime.h"
 #include "stack.h"
 #include "sys.h"
@@ -52,15 +53,10 @@ static size_t round_page(size_t n)
 size_t stack_parse_size(const char *s)
 {
 	const char *p = s;
-	size_t v = 0, unit = 1;
+	uint64_t v;
+	size_t unit = 1;
 
-	for (; *p >= '0' && *p <= '9'; p++) {
-		size_t d = (size_t)(*p - '0');
-		if (v > (SIZE_MAX - d) / 10)
-			return 0;
-		v = v * 10 + d;
-	}
-	if (p == s)
+	if (!parse_uint(&p, s + strlen(s), 10, SIZE_MAX, &v))
 		return 0;
 	if (*p == 'k' || *p == 'K')
 		unit = (size_t)1 << 10, p++;
@@ -83,9 +79,8 @@ void stack_init(void)
 	if (env) {
 		size_t v = stack_parse_size(env);
 		if (v < 16384 || round_page(v) < v) {
-			fprintf(stderr,
-				"goshim: GOSHIM_STACK_SIZE=\"%s\" is not a size "
-				">= 16K; using %zu\n", env, default_size);
+			print("goshim: GOSHIM_STACK_SIZE=\"%s\" is not a size "
+			      ">= 16K; using %zu\n", env, default_size);
 		} else {
 			default_size = v;
 		}
@@ -131,11 +126,9 @@ static void install_guard(char *map, size_t guard)
 	if (atomic_fetch_add(&mprotect_guards, 1) < MPROTECT_GUARD_BUDGET) {
 		mprotect(map, guard, PROT_NONE);
 	} else if (atomic_load(&mprotect_guards) == MPROTECT_GUARD_BUDGET + 1) {
-		static const char msg[] =
-			"goshim: kernel lacks MADV_GUARD_INSTALL and the VMA "
-			"budget is spent: new goroutine stacks get no guard "
-			"page\n";
-		sys_write(2, msg, sizeof msg - 1);
+		print("goshim: kernel lacks MADV_GUARD_INSTALL and the VMA "
+		      "budget is spent: new goroutine stacks get no guard "
+		      "page\n");
 	}
 }
 

@@ -34,7 +34,6 @@
  */
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -45,6 +44,7 @@
 #include "gomaxprocs.h"
 #include "netpoll.h"
 #include "preempt.h"
+#include "print.h"
 #include "procparse.h"
 #include "real.h"
 #include "runtime.h"
@@ -183,8 +183,8 @@ static long task_pread(struct m *mp, int *fdp, const char *name, char *buf,
 		*fdp = 0; /* the program's now: never close it */
 	if (*fdp == 0) {
 		char path[64];
-		snprintf(path, sizeof path, "/proc/self/task/%d/%s",
-			 (int)mp->tid, name);
+		snprint(path, sizeof path, "/proc/self/task/%d/%s",
+			(int)mp->tid, name);
 		int fd = fd_runtime_open_ro(path);
 		if (fd < 0)
 			return fd;
@@ -202,7 +202,7 @@ static long task_pread(struct m *mp, int *fdp, const char *name, char *buf,
 static char thread_state(struct m *mp, uint64_t *blocked)
 {
 	char buf[640], want[24];
-	int wl = snprintf(want, sizeof want, "%d (", (int)mp->tid);
+	int wl = snprint(want, sizeof want, "%d (", (int)mp->tid);
 
 	for (int tries = 0; tries < 2; tries++) {
 		long n = task_pread(mp, &mp->statfd, "stat", buf, sizeof buf);

@@ -10,40 +10,25 @@
  * goroutines were doing (a count per state or wait reason, which tells
  * the blocking call that piled the threads up), then abort.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "real.h"
+#include "number.h"
+#include "print.h"
 #include "runtime.h"
-#include "sys.h"
 
 #define DEFAULT_MAX_THREADS 10000
 #define MAX_REASONS 16
 
 static int32_t max_threads = DEFAULT_MAX_THREADS;
 
-static void say(const char *buf, int n, size_t cap)
-{
-	if (n > 0)
-		sys_write(2, buf, (size_t)n < cap ? (size_t)n : cap - 1);
-}
-
-/* Digits only, by hand: libc's strtol may be a sanitizer's that refuses
- * calls made during its own start-up, when this runs (see real.h). */
 int32_t threadlimit_parse(const char *s)
 {
-	int64_t v = 0;
+	const char *end = s + strlen(s);
+	uint64_t v;
 
-	if (*s == '\0')
+	if (!parse_uint(&s, end, 10, INT32_MAX, &v) || s != end || v < 1)
 		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (*s - '0');
-		if (v > INT32_MAX)
-			return -1;
-	}
-	return v < 1 ? -1 : (int32_t)v;
+	return (int32_t)v;
 }
 
 void threadlimit_init(void)
@@ -55,12 +40,9 @@ void threadlimit_init(void)
 		return;
 	v = threadlimit_parse(env);
 	if (v < 0) {
-		char buf[160];
-		int n = snprintf(buf, sizeof buf,
-				 "goshim: GOSHIM_MAX_THREADS=\"%.40s\" is not a "
-				 "thread count >= 1; using %d\n",
-				 env, DEFAULT_MAX_THREADS);
-		say(buf, n, sizeof buf);
+		print("goshim: GOSHIM_MAX_THREADS=\"%.40s\" is not a "
+		      "thread count >= 1; using %d\n",
+		      env, DEFAULT_MAX_THREADS);
 		return;
 	}
 	max_threads = v;
@@ -88,14 +70,10 @@ void threadlimit_check(int32_t nthreads)
 		int n;
 	} seen[MAX_REASONS];
 	int nseen = 0, other = 0;
-	char buf[160];
-	int n;
 
 	if (nthreads <= max_threads)
 		return;
-	n = snprintf(buf, sizeof buf,
-		     "runtime: program exceeds %d-thread limit\n", max_threads);
-	say(buf, n, sizeof buf);
+	print("runtime: program exceeds %d-thread limit\n", max_threads);
 	for (struct g *gp = sched.allgs; gp; gp = gp->alllink) {
 		uint32_t st = atomic_load(&gp->status);
 		if (gp->is_g0 || st == G_IDLE || st == G_DEAD)
@@ -113,16 +91,11 @@ void threadlimit_check(int32_t nthreads)
 			other++;
 		}
 	}
-	say("goroutines:", 11, 12);
-	for (int i = 0; i < nseen; i++) {
-		n = snprintf(buf, sizeof buf, "%s %d [%s]", i ? "," : "",
-			     seen[i].n, seen[i].what);
-		say(buf, n, sizeof buf);
-	}
-	if (other) {
-		n = snprintf(buf, sizeof buf, ", %d [other]", other);
-		say(buf, n, sizeof buf);
-	}
-	say("\n", 1, 2);
+	print("goroutines:");
+	for (int i = 0; i < nseen; i++)
+		print("%s %d [%s]", i ? "," : "", seen[i].n, seen[i].what);
+	if (other)
+		print(", %d [other]", other);
+	print("\n");
 	runtime_throw("thread exhaustion");
 }

@@ -27,11 +27,11 @@
  * later one while it runs writes FILE.PID instead, and says so.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include "netpoll.h"
+#include "print.h"
 #include "runtime.h"
 #include "sys.h"
 #include "trace.h"
@@ -90,24 +90,6 @@ static char *str(char *p, const char *s)
 	return p;
 }
 
-static char *num(char *p, int64_t v)
-{
-	char d[20];
-	int n = 0;
-	uint64_t u = (uint64_t)v;
-
-	if (v < 0) {
-		*p++ = '-';
-		u = -u;
-	}
-	do
-		d[n++] = (char)('0' + u % 10);
-	while (u /= 10);
-	while (n)
-		*p++ = d[--n];
-	return p;
-}
-
 /* JSON for one event, at most EVENT_JSON_MAX bytes; returns its end. The
  * text argument is escaped. */
 #define EVENT_JSON_MAX 256
@@ -115,12 +97,12 @@ static char *format(char *p, const struct event *e)
 {
 	if (e->ph == 'M') {
 		p = str(p, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-		p = num(p, e->pid);
+		p = print_int(p, e->pid);
 		p = str(p, ",\"tid\":");
-		p = num(p, e->tid);
+		p = print_int(p, e->tid);
 		p = str(p, ",\"args\":{\"name\":\"");
 		p = str(p, e->name);
-		p = num(p, e->tid);
+		p = print_int(p, e->tid);
 		return str(p, "\"}}");
 	}
 	int64_t ts = e->ts - t0;
@@ -132,15 +114,15 @@ static char *format(char *p, const struct event *e)
 	if (e->ph == 'i')
 		p = str(p, ",\"s\":\"t\"");
 	p = str(p, ",\"ts\":");
-	p = num(p, ts / 1000); /* microseconds, nanosecond decimals */
+	p = print_int(p, ts / 1000); /* microseconds, nanosecond decimals */
 	*p++ = '.';
 	*p++ = (char)('0' + ts % 1000 / 100);
 	*p++ = (char)('0' + ts % 100 / 10);
 	*p++ = (char)('0' + ts % 10);
 	p = str(p, ",\"pid\":");
-	p = num(p, e->pid);
+	p = print_int(p, e->pid);
 	p = str(p, ",\"tid\":");
-	p = num(p, e->tid);
+	p = print_int(p, e->tid);
 	if (e->argname) {
 		p = str(p, ",\"args\":{\"");
 		p = str(p, e->argname);
@@ -154,7 +136,7 @@ static char *format(char *p, const struct event *e)
 			}
 			*p++ = '"';
 		} else {
-			p = num(p, e->arg);
+			p = print_int(p, e->arg);
 		}
 		*p++ = '}';
 	}
@@ -395,30 +377,23 @@ void trace_init(const char *file)
 		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,"
 		"\"args\":{\"name\":\"procs\"}}";
 
-	char own[300], buf[400];
-	int n;
+	char own[300];
 
 	if (file == NULL || *file == 0)
 		return;
 	trace_fd = trace_open(file);
 	if (trace_fd == -EWOULDBLOCK) {
-		snprintf(own, sizeof own, "%.280s.%d", file, (int)sys_getpid());
-		n = snprintf(buf, sizeof buf,
-			     "goshim: GOSHIM_TRACE: %.120s is another "
-			     "process's trace; this one writes %.140s\n",
-			     file, own);
-		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
-							 : sizeof buf - 1);
+		snprint(own, sizeof own, "%.280s.%d", file, (int)sys_getpid());
+		print("goshim: GOSHIM_TRACE: %.120s is another process's "
+		      "trace; this one writes %.140s\n",
+		      file, own);
 		file = own;
 		trace_fd = trace_open(file);
 	}
 	p_open = calloc((size_t)gomaxprocs, sizeof *p_open);
 	if (trace_fd < 0 || p_open == NULL) {
-		n = snprintf(buf, sizeof buf,
-			     "goshim: GOSHIM_TRACE: cannot write %.280s: %s\n",
-			     file, strerror(trace_fd < 0 ? -trace_fd : ENOMEM));
-		sys_write(2, buf, (size_t)n < sizeof buf ? (size_t)n
-							 : sizeof buf - 1);
+		print("goshim: GOSHIM_TRACE: cannot write %.280s: %s\n",
+		      file, strerror(trace_fd < 0 ? -trace_fd : ENOMEM));
 		return;
 	}
 	t0 = nanotime();

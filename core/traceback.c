@@ -32,11 +32,11 @@
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 #include "debug.h"
+#include "print.h"
 #include "real.h"
 #include "runtime.h"
 #include "sys.h"
@@ -79,10 +79,10 @@ static void sayf(dump_write_fn *w, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	size_t n = vsnprint(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		w(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+		w(buf, n < sizeof buf ? n : sizeof buf - 1);
 }
 
 static bool unw_load(void)
@@ -109,15 +109,15 @@ static bool unw_load(void)
 			h, STR(unw_get_proc_name));
 	}
 	if (!h)
-		snprintf(unw_error, sizeof unw_error,
-			 "no backtraces: cannot load libunwind.so.8 (%s); "
-			 "install libunwind8", dlerror());
+		snprint(unw_error, sizeof unw_error,
+			"no backtraces: cannot load libunwind.so.8 (%s); "
+			"install libunwind8", dlerror());
 	else if (!unw.init_local || !unw.init_local2 || !unw.step ||
 		 !unw.get_reg || !unw.get_proc_name)
-		snprintf(unw_error, sizeof unw_error,
-			 "no backtraces: libunwind.so.8 lacks %s (1.3 or later "
-			 "needed)",
-			 STR(unw_init_local2));
+		snprint(unw_error, sizeof unw_error,
+			"no backtraces: libunwind.so.8 lacks %s (1.3 or later "
+			"needed)",
+			STR(unw_init_local2));
 	st = unw_error[0] ? -1 : 1;
 	atomic_store(&unw_state, st);
 	return st > 0;
@@ -175,12 +175,12 @@ static void print_frames(dump_write_fn *w, unw_cursor_t *cur,
 		if (unw.get_reg(cur, UNW_REG_IP, &ip) < 0 || ip == 0)
 			return;
 		if (unw.get_proc_name(cur, name, sizeof name, &off) < 0)
-			snprintf(name, sizeof name, "?");
+			snprint(name, sizeof name, "?");
 		char *plain = NULL;
 		if (cxa_demangle && name[0] == '_' && name[1] == 'Z')
 			plain = cxa_demangle(name, NULL, NULL, NULL);
 		if (plain) {
-			snprintf(name, sizeof name, "%s", plain);
+			snprint(name, sizeof name, "%s", plain);
 			free(plain);
 		}
 		/* ip - 1: a return address may be the first byte of the next

@@ -28,7 +28,7 @@ have_pkg check || need+=(check)
 # time; the -dev package for its header at build time).
 have_pkg libunwind-dev || need+=(libunwind-dev)
 have_pkg libunwind8 || need+=(libunwind8)
-have_cmd python3 || need+=(python3) # tests/diag-check.py
+have_cmd python3 || need+=(python3) # tests/run/diag-check.py
 # make fuzz (CI runs it): clang with libFuzzer and the sanitizer runtimes.
 have_cmd clang || need+=(clang)
 have_pkg libclang-rt-dev || need+=(libclang-rt-dev)

@@ -30,7 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "../core/sys.h"
+#include "../core/print.h"
 #include "shim.h"
 
 extern void *__dso_handle;
@@ -64,9 +64,7 @@ static void register_own(void)
 	}
 	if (register_atfork_fn()(fork_prepare, fork_parent, fork_child,
 				 __dso_handle) != 0) {
-		static const char msg[] =
-			"goshim: cannot register the fork handlers\n";
-		sys_write(2, msg, sizeof msg - 1);
+		print("goshim: cannot register the fork handlers\n");
 		abort();
 	}
 	atomic_store_explicit(&own_state, 2, memory_order_release);

@@ -12,8 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
+#include "../core/print.h"
 #include "../core/sys.h"
 #include "shim.h"
 
@@ -25,8 +25,8 @@ static int main_comm(char name[TASK_COMM_LEN], bool set)
 	char path[48];
 	long fd, n;
 
-	snprintf(path, sizeof path, "/proc/self/task/%d/comm",
-		 (int)sys_getpid());
+	snprint(path, sizeof path, "/proc/self/task/%d/comm",
+		(int)sys_getpid());
 	fd = SYS4(SYS_openat, AT_FDCWD, path,
 		  (set ? O_WRONLY : O_RDONLY) | O_CLOEXEC, 0);
 	if (fd < 0)

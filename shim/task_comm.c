@@ -23,6 +23,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "../core/number.h"
+#include "../core/print.h"
 #include "fd.h"
 
 #define TASK_COMM_LEN 16
@@ -36,13 +38,15 @@ static struct {
 	pid_t id;
 } comm_fds[COMM_FDS];
 
+/* The thread id at p, and the rest of the path, or NULL. */
 static const char *digits(const char *p, long *v)
 {
-	const char *s = p;
-	*v = 0;
-	while (*p >= '0' && *p <= '9' && *v < (1L << 31))
-		*v = *v * 10 + (*p++ - '0');
-	return p == s ? NULL : p;
+	uint64_t u;
+
+	if (!parse_uint(&p, p + strlen(p), 10, INT_MAX, &u))
+		return NULL;
+	*v = (long)u;
+	return p;
 }
 
 /* The goroutine's tid that path names the comm file of, or 0. The
@@ -138,7 +142,7 @@ bool shim_comm_open(const char *path, int flags, long opened, long *ret)
 	}
 	/* The file open the program asked for on it: its access mode (a
 	 * read-only one refuses writes, EBADF) and its O_CLOEXEC. */
-	snprintf(self, sizeof self, "/proc/self/fd/%d", (int)fd);
+	snprint(self, sizeof self, "/proc/self/fd/%d", (int)fd);
 	r = SYS4(SYS_openat, AT_FDCWD, self,
 		 flags & (O_ACCMODE | O_CLOEXEC | O_APPEND | O_NONBLOCK), 0);
 	sys_close((int)fd);

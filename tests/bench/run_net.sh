@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/bench/run_net.sh BUILD_DIR: the netpoller at scale. Builds the
 # echo servers (net_server.c with cc -O2 -pthread, net_server.go with
-# GO111MODULE=off go build) and the load generator (net_load.c) into
-# BUILD_DIR/bench, then for 100, 1,000 and 10,000 connections runs the
+# GO111MODULE=off go build) and the load generator
+# (scripts/tools/net_load.c) into BUILD_DIR/bench, then for 100, 1,000 and 10,000 connections runs the
 # thread-per-connection server natively, under goshim
 # (LD_PRELOAD=BUILD_DIR/libgoshim.so) and the goroutine-per-connection Go
 # server, each driven by the same native single-threaded epoll load
@@ -39,9 +39,8 @@ status=0
 ulimit -Sn "$(ulimit -Hn)"
 
 cflags=(-O2 -Wall -Wextra -Werror -std=gnu11 -pthread)
-for p in net_server net_load; do
-	${CC:-cc} "${cflags[@]}" -o "$out/$p" "$here/$p.c"
-done
+${CC:-cc} "${cflags[@]}" -o "$out/net_server" "$here/net_server.c"
+${CC:-cc} "${cflags[@]}" -o "$out/net_load" "$here/../../scripts/tools/net_load.c"
 tp=$out/threadpeak
 if [[ ! -x $tp || $here/../tools/threadpeak.c -nt $tp ]]; then
 	${CC:-cc} -O2 -Wall -Wextra -Werror -std=gnu11 -o "$tp" "$here/../tools/threadpeak.c"

@@ -14,7 +14,7 @@
 # fails. One line per program, then "N passed, M failed"; exits 1 if any
 # failed. NAME... picks programs (default: all). COMPAT_TIMEOUT bounds
 # each run (seconds, default 180; not GOSHIM_*: goshim reports unknown
-# GOSHIM_ settings). Every program runs under tests/watchdog.py: past its
+# GOSHIM_ settings). Every program runs under tests/run/watchdog.py: past its
 # bound, what it was doing (goroutine dumps by `goshim dump`, else its
 # threads from /proc) is printed under its line and kept in BUILD_DIR/hang/,
 # and it is killed.
@@ -38,7 +38,7 @@ for f in "$lib" "$ps" "$bin/gendata" "$bin/cxx_threads" "$bin/curl_fetch" \
 	fi
 done
 timeout_s=${COMPAT_TIMEOUT:-180}
-watchdog=$here/../watchdog.py
+watchdog=$here/../run/watchdog.py
 export LC_ALL=C
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/compat.XXXXXX")

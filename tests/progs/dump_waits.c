@@ -9,7 +9,7 @@
  *
  * Under goshim with GOSHIM_DEBUG=dumponexit=1 (or on the SIGQUIT) stderr
  * gets a dump naming each goroutine's wait reason and, in its backtrace,
- * the function that waited; tests/diag-check.py checks all of it, the
+ * the function that waited; tests/run/diag-check.py checks all of it, the
  * header here one line of it.
  */
 // goshim-test: shim-env=GOSHIM_DEBUG=dumponexit=1

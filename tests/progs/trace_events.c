@@ -3,8 +3,8 @@
  * traces: wait at a gate (a condition variable) until main opens it, lock
  * a shared mutex, ping-pong on a condition variable, sleep,
  * wait in read for bytes another thread writes into a pipe, write to
- * /dev/null (a system call), then end and are joined. tests/diag-check.py runs it with GOSHIM_TRACE and
- * checks the JSON it leaves: it parses, every track's slices nest, and
+ * /dev/null (a system call), then end and are joined.
+ * tests/run/diag-check.py runs it with GOSHIM_TRACE and checks the JSON it leaves: it parses, every track's slices nest, and
  * there is one goroutine per thread (16 + main).
  */
 // goshim-test: shim-env=GOSHIM_TRACE=/dev/null

@@ -9,7 +9,7 @@
 # program that is a shell script, make -j2) run twice: natively, and with
 # LD_PRELOAD=libgoshim.so exported so that every process of the tree has
 # it. Both runs must print the same and exit the same. Every run is
-# bounded by tests/watchdog.py: one that hangs is reported (goroutine
+# bounded by tests/run/watchdog.py: one that hangs is reported (goroutine
 # dumps of the processes under goshim, the threads of the others), killed,
 # and fails the case.
 #
@@ -27,7 +27,7 @@ shift
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 lib=$B/libgoshim.so
 hold=$B/tools/hold
-watchdog=$here/tests/watchdog.py
+watchdog=$here/tests/run/watchdog.py
 bound=${PTREE_BOUND:-120}
 self=${PTREE_SELF:-1}
 for f in "$lib" "$hold"; do

@@ -1,5 +1,5 @@
 /* hold THREADS MIB MS [READY_FILE]: a program of known shape for
- * tests/tools-check.sh to measure. Starts THREADS threads that wait on a
+ * tests/run/tools-check.sh to measure. Starts THREADS threads that wait on a
  * condition variable, touches MIB MiB of fresh memory, creates READY_FILE
  * (if given) once all of that is in place, holds it for MS milliseconds,
  * then releases the threads, joins them and prints "held N threads, M MiB".

@@ -6,7 +6,7 @@ WORK_DIR, for the layouts one machine cannot show at once: cgroup v2 only
 hybrid (v2 mounted, memory on v1), v1 in a container (the mount shows a
 subtree), none at all. Then the v2 files a MemCgroup writes for a limit, and
 its removal. Prints "ok ..." or "FAIL ..." lines; exits 1 on a failure.
-Run by tests/tools-check.sh; the real cgroup of the machine is tested
+Run by tests/run/tools-check.sh; the real cgroup of the machine is tested
 there."""
 import contextlib
 import io

@@ -3,7 +3,7 @@
  * main holds, a condition variable, sleeps, a read of an empty pipe) while
  * main sleeps until the file GO exists; READY is made once they all wait.
  * Then main lets each go, joins them and says what it saw. For
- * tests/tools-check.sh's `goshim dump`, which must get the goroutines out
+ * tests/run/tools-check.sh's `goshim dump`, which must get the goroutines out
  * of it whatever it does with signals:
  *   blockall  every signal is blocked, in every thread, from the start
  *   ignquit   SIGQUIT is ignored (SIG_IGN)

@@ -4,7 +4,7 @@
  * wall-clock seconds) to the file named by $THREADPEAK_OUT (not passed on to
  * CMD). Exits with CMD's status, or 128+N when CMD was killed by signal N.
  * SIGTERM/SIGINT/SIGHUP are forwarded to CMD, and sampling goes on until CMD
- * is gone. Built by tests/run-progs.sh itself, not by the Makefile. */
+ * is gone. Built by tests/run/run-progs.sh itself, not by the Makefile. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

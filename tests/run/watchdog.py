@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/watchdog.py [--kill-after S] [--report FILE] [--label L] SECS CMD ARGS...
-   tests/watchdog.py [--kill-after S] [--report FILE] [--label L] --hung PID
+"""tests/run/watchdog.py [--kill-after S] [--report FILE] [--label L] SECS CMD ARGS...
+   tests/run/watchdog.py [--kill-after S] [--report FILE] [--label L] --hung PID
 
 timeout(1) for the test runners, which first says what hung. CMD runs in a
 process group of its own; if it has not ended after SECS seconds, the
@@ -32,7 +32,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GOSHIM = os.path.join(HERE, "..", "scripts", "goshim")
+GOSHIM = os.path.join(HERE, "..", "..", "scripts", "goshim")
 MAX_THREAD_LINES = 64
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/diag-check.py BUILD_DIR: checks goshim's diagnostics output whole,
+"""tests/run/diag-check.py BUILD_DIR: checks goshim's diagnostics output whole,
 where run-progs.sh can only match one line of stderr.
 
 - the SIGQUIT dump and the exit dump of tests/progs/dump_waits name each
@@ -13,7 +13,7 @@ where run-progs.sh can only match one line of stderr.
   open), and that has one goroutine per thread of the program.
 
 A dump taken before every thread has blocked (a loaded machine) is taken
-again, up to 5 times. Each run is bounded (tests/watchdog.py): past it,
+again, up to 5 times. Each run is bounded (tests/run/watchdog.py): past it,
 what the program was doing is printed (its goroutine dump by `goshim
 dump`, else its threads from /proc), it is killed, and its check fails.
 """

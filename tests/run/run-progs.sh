@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run-progs.sh BUILD_DIR PROG...
+# tests/run/run-progs.sh BUILD_DIR PROG...
 #
 # Runs each test program natively and then with LD_PRELOAD=BUILD_DIR/libgoshim.so
 # and compares: same stdout, same exit status, and the per-program thread-count
@@ -75,7 +75,7 @@ lib=$(realpath "$B/libgoshim.so")
 
 # The sampler.
 tp=$B/tools/threadpeak
-tp_src=$here/tools/threadpeak.c
+tp_src=$here/../tools/threadpeak.c
 if [[ ! -x $tp || $tp_src -nt $tp ]]; then
 	mkdir -p "$B/tools"
 	${CC:-cc} -O2 -Wall -Wextra -Werror -std=gnu11 -o "$tp.tmp.$$" "$tp_src"
@@ -110,7 +110,7 @@ export -n GOSHIM_TEST_FILTER GOSHIM_TEST_PRELOAD GOSHIM_TEST_WRAP \
 work=$(mktemp -d "${TMPDIR:-/tmp}/run-progs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# run_timed PREFIX CMD...: CMD under the watchdog (tests/watchdog.py: killed
+# run_timed PREFIX CMD...: CMD under the watchdog (tests/run/watchdog.py: killed
 # after timeout_s, SIGKILL 5 s after SIGTERM, exit 124) and threadpeak;
 # PREFIX.out, PREFIX.err, PREFIX.peak, and on a time out PREFIX.hang: what
 # each process was doing (goroutine dumps, taken with `goshim dump`, or
@@ -190,7 +190,7 @@ for prog in "$@"; do
 		continue
 	fi
 	src=
-	for s in "$here/progs/$name.c" "$here/progs/$name.cc"; do
+	for s in "$here/../progs/$name.c" "$here/../progs/$name.cc"; do
 		[[ -f $s ]] && { src=$s; break; }
 	done
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/tools-check.sh BUILD_DIR: `make tools-check`, part of `make check`.
+# tests/run/tools-check.sh BUILD_DIR: `make tools-check`, part of `make check`.
 #
 # Drives each scripts/goshim subcommand on small bundled programs and holds
 # what it prints against what this script reads from /proc itself, while
@@ -10,7 +10,7 @@
 # allocator and stacks), and CPU time and context switches are only checked
 # for being there and plausible.
 #
-# Every step runs under tests/watchdog.py (bounded SECS CMD, or reap for a
+# Every step runs under tests/run/watchdog.py (bounded SECS CMD, or reap for a
 # background job): past its bound, what hung is printed (goroutine dumps
 # by `goshim dump`, else its threads from /proc), then it is killed and the
 # step fails. The bounds are for a slow, loaded 2-CPU machine.
@@ -21,7 +21,7 @@ if [[ $# -ne 1 ]]; then
 	exit 2
 fi
 B=$(readlink -f "$1")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 goshim=$here/scripts/goshim
 hold=$B/tools/hold
 parked=$B/tools/parked
@@ -44,7 +44,7 @@ check() { # DESCRIPTION PYTHON-EXPRESSION-ON-v (v: the parsed JSON FILE) FILE
 	fi
 }
 status_of() { local st=0; "$@" >/dev/null 2>&1 || st=$?; echo "$st"; }
-watchdog=$here/tests/watchdog.py
+watchdog=$here/tests/run/watchdog.py
 # bounded SECS CMD...: CMD, killed after SECS (exit 124) with a report of
 # what hung on stderr.
 bounded() { "$watchdog" --kill-after 10 --label "$(basename "$2") ${3:-}" "$@"; }
