@@ -57,7 +57,7 @@
 #include "netpoll.h"
 #include "runtime.h"
 #include "sys.h"
-#include "timer.h"
+#include "waiter.h"
 #include "trace.h"
 
 #define PD_CHUNK 512

@@ -53,7 +53,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "../core/mutex.h"
-#include "../core/timer.h"
+#include "../core/waiter.h"
 #include "shim.h"
 
 #define COND_SHARED 1u

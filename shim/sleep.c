@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include "../core/sys.h"
 #include "../core/cpuclock.h"
-#include "../core/timer.h"
+#include "../core/waiter.h"
 #include "shim.h"
 
 static void nothing_to_unlock(void *unused)

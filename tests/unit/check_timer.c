@@ -21,6 +21,7 @@
 #include "../../core/real.h"
 #include "../../core/runtime.h"
 #include "../../core/timer.h"
+#include "../../core/waiter.h"
 
 /* core refers to the libc table that shim/real.c fills; of it the tests
  * here reach only the clock (nanotime). */
