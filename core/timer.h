@@ -47,7 +47,7 @@ int64_t timers_next(void);
 /* No timer is between its heap and the end of its function (checkdead:
  * sysmon, on no M, may be readying a goroutine from one). */
 bool timers_idle(void);
-/* pp is past GOMAXPROCS: its timers move to P0 (proc.c's p_drain). */
+/* pp is past GOMAXPROCS: its timers move to P0 (p.c). */
 void timers_drain(struct p *pp);
 /* In the child of fork: no timers (their goroutines are gone), unlocked. */
 void timers_fork_child(void);
@@ -59,7 +59,7 @@ bool timers_claim_sleeper(struct m *mp, int64_t until);
 void timers_release_sleeper(void);
 /* Some idle M sleeps until the next timer. */
 bool timers_have_sleeper(void);
-/* proc.c: wake an idle M without giving it a P. */
+/* m.c: wake an idle M without giving it a P. */
 void m_kick(struct m *mp);
 
 #endif

@@ -3,7 +3,7 @@
  *
  * glibc's own pthread_exit unwinds the stack (cleanup handlers, C++
  * destructors) and longjmps to the buffer start_thread left in the TCB.
- * Goroutines have such a buffer in g_entry (core/proc.c), so glibc's
+ * Goroutines have such a buffer in g_entry (core/g.c), so glibc's
  * function is used as is. The main goroutine's buffer is glibc's, in
  * __libc_start_call_main, which would end the OS thread under whatever M
  * runs main at that moment: its resume address is pointed at
