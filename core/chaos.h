@@ -34,7 +34,7 @@ static inline bool chaos(void)
 /* debug.c, at start-up: turn chaos on with seed (-1: one from the clock)
  * and say the seed on stderr. */
 void chaos_start(int64_t seed);
-/* A new M's random state, from the seed and its id (m_alloc). */
+/* A new M's random state, from the seed and its id (allocm). */
 void chaos_seed_m(struct m *mp);
 /* 64 random bits: the calling M's stream (or a shared one off an M). */
 uint64_t chaos_rand(void);

@@ -46,7 +46,7 @@
 #include "cond.h"
 #include "mutex.h"
 #include "runtime.h"
-#include "timer.h"
+#include "waiter.h"
 
 /* a before b, on counters that wrap */
 static bool before(uint32_t a, uint32_t b)

@@ -260,7 +260,7 @@ static void fire(struct cputimer *t, int slot)
 			break;
 		n->fn = ev->sigev_notify_function;
 		n->value = ev->sigev_value;
-		if (go_spawn(notify_thread, n, &attr, &handle, &err) == NULL)
+		if (newproc(notify_thread, n, &attr, &handle, &err) == NULL)
 			free(n);
 		break;
 	}

@@ -8,7 +8,7 @@
  * which may be the very words goshim keys its objects' queues by (a raw
  * futex on a sem_t's value), and a futex wake must never meet a
  * semaphore's waiter or the reverse. Each waiter is a struct waiter
- * (timer.h: claim under the bucket lock, deliver after it) with the
+ * (waiter.h: claim under the bucket lock, deliver after it) with the
  * bitset it waits for. A requeue moves waiters between buckets, changing
  * their key under both locks; a waiter that leaves by itself (deadline,
  * signal) finds its bucket again from its key.
@@ -40,7 +40,7 @@
 #include "netpoll.h"
 #include "runtime.h"
 #include "sys.h"
-#include "timer.h"
+#include "waiter.h"
 
 #define FUTEXTAB_SIZE 251
 

@@ -45,7 +45,7 @@
 #include "runtime.h"
 #include "sigkeep.h"
 #include "sys.h"
-#include "timer.h"
+#include "waiter.h"
 #include "tls.h"
 
 

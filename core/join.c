@@ -17,7 +17,7 @@
  */
 #include <errno.h>
 #include "runtime.h"
-#include "timer.h"
+#include "waiter.h"
 
 static void jlock_unlock(void *l)
 {

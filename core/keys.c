@@ -17,6 +17,7 @@
 #include <string.h>
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 
 #define KEYS_MAX (KEY_L2 * (KEY_L2 + 1)) /* 1056 >= PTHREAD_KEYS_MAX */
 #define NKEYS (PTHREAD_KEYS_MAX < KEYS_MAX ? PTHREAD_KEYS_MAX : KEYS_MAX)
@@ -157,5 +158,17 @@ void keys_run_destructors(struct g *gp)
 		}
 		if (!again)
 			break;
+	}
+}
+
+/* A dead G about to run a new thread: its blocks stay, their values go. */
+void keys_reset(struct g *gp)
+{
+	if (gp->keys_used) {
+		for (int i = 0; i <= KEY_L2; i++)
+			if (gp->keys[i])
+				memset(gp->keys[i], 0,
+				       KEY_L2 * sizeof(struct key_slot));
+		gp->keys_used = false;
 	}
 }

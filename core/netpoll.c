@@ -41,6 +41,8 @@
 #include "runtime.h"
 #include "sys.h"
 #include "timer.h"
+#include "trace.h"
+#include "waiter.h"
 
 #define NEVENTS 128
 #define BREAK_DATA UINT64_MAX

@@ -355,10 +355,11 @@ static inline bool g_is_main(const struct g *gp)
 	return gp->is_main;
 }
 
+/* ---- sigmask.c: an M's thread's signal mask and altstack ---- */
 /* The kernel's signal mask of the calling thread. */
 uint64_t thread_sigmask(void);
 /* Wake every idle M without work, to sleep again with the idle mask as it
- * is now. */
+ * is now (m.c). */
 void m_kick_idle(void);
 /* Set it, remembering it in mp->sigmask (no call if already so). */
 void m_set_sigmask(struct m *mp, uint64_t mask);
@@ -590,7 +591,7 @@ int64_t nanotime_coarse(void);
 uint32_t fastrand(void);
 void runtime_throw(const char *msg) __attribute__((noreturn));
 
-/* ---- proc.c ---- */
+/* ---- g.c: goroutines made and ended ---- */
 struct spawn_attr {
 	size_t stacksize;   /* 0: default */
 	void *stackaddr;    /* caller stack (lowest address), or NULL */
@@ -601,9 +602,23 @@ struct spawn_attr {
 };
 /* Create a goroutine running fn(arg); returns it or NULL with errno-style
  * code in *err (EAGAIN, EINVAL). */
-struct g *go_spawn(void *(*fn)(void *), void *arg,
-		   const struct spawn_attr *attr, void **handle, int *err);
+struct g *newproc(void *(*fn)(void *), void *arg,
+		  const struct spawn_attr *attr, void **handle, int *err);
 void go_exit(void *retval) __attribute__((noreturn));
+void g_free(struct g *gp); /* a dead, joined or detached G */
+/* The G behind a pthread_t: NULL for a thread goshim did not make; a G
+ * that g_gone() calls gone for a handle whose thread was joined or reaped
+ * (glibc answers ESRCH for those while its descriptor is cached). */
+struct g *g_from_handle(uintptr_t handle);
+/* The live goroutine whose thread id is tid (g.tid), or NULL. */
+struct g *g_from_tid(pid_t tid);
+static inline bool g_gone(struct g *gp)
+{
+	return atomic_load(&gp->status) == G_IDLE;
+}
+void main_goroutine_exit(void) __attribute__((noreturn));
+
+/* ---- proc.c: the scheduler ---- */
 void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 	    const char *reason);
 void goready(struct g *gp);
@@ -621,18 +636,6 @@ static inline void rt_yield(void)
 void gosched(void);  /* yield: to the global queue (sched_yield) */
 void goyield(void);  /* yield: to the tail of the local queue */
 void gopreempt(void); /* preempted by sysmon's signal: as gosched */
-void g_free(struct g *gp); /* a dead, joined or detached G */
-/* The G behind a pthread_t: NULL for a thread goshim did not make; a G
- * that g_gone() calls gone for a handle whose thread was joined or reaped
- * (glibc answers ESRCH for those while its descriptor is cached). */
-struct g *g_from_handle(uintptr_t handle);
-/* The live goroutine whose thread id is tid (g.tid), or NULL. */
-struct g *g_from_tid(pid_t tid);
-static inline bool g_gone(struct g *gp)
-{
-	return atomic_load(&gp->status) == G_IDLE;
-}
-void main_goroutine_exit(void) __attribute__((noreturn));
 /* pthread_exit on a goroutine, before glibc's own unwinds its stack and
  * longjmps to the buffer the thread started with: retval is kept for its
  * joiner, and the main goroutine's buffer (glibc's) is aimed at
@@ -704,7 +707,7 @@ void sched_init(int32_t procs, bool adopt);
 /* As the scheduler starts, once preemption is set up: the main
  * goroutine's thread lets in what the runtime must receive. */
 void sched_main_mask(void);
-/* sysmon: GOMAXPROCS becomes n (its inputs changed). */
+/* sysmon: GOMAXPROCS becomes n (its inputs changed; p.c). */
 void procresize(int32_t n);
 
 /* ---- fork.c: the child of fork keeps the calling goroutine (see fork.c)
@@ -732,7 +735,7 @@ int32_t threadlimit_parse(const char *s);
  * held. Past the cap the process ends, saying why. */
 void threadlimit_check(int32_t nthreads);
 
-/* ---- system calls (proc.c) and sysmon (sysmon.c) ----
+/* ---- system calls (syscall.c) and sysmon (sysmon.c) ----
  * Around a call that may block in the kernel: entersyscall leaves the P
  * behind for sysmon to hand to another M if the call takes long;
  * exitsyscall takes it back, or another idle P, or queues the goroutine. */
@@ -781,11 +784,11 @@ void wakep_for_global(void);
 void sysmon_wake(void);
 void checkdead(void); /* sched.lock held */
 void checkdead_exiting(int exiting); /* ...by Ms about to exit */
-void newm_start_pending(void); /* sysmon: start the Ms newm asked for */
+void newm_start_pending(void); /* sysmon: start the Ms newm asked for (m.c) */
 /* sysmon: take the P of mp, which sleeps in the kernel in user code, and
  * hand it off; false if mp entered the runtime meanwhile. */
 bool retake_blocked_m(struct m *mp);
-/* Close sysmon's files on mp's thread (see proc.c). */
+/* Close sysmon's files on mp's thread (see m.c). */
 void m_task_files_close(struct m *mp);
 /* A goroutine is about to use its M's P: returns it (NULL if the M has
  * none) and the pstate to give back to p_unclaim. */

@@ -30,7 +30,7 @@
 #include <limits.h>
 #include <string.h>
 #include "runtime.h"
-#include "timer.h"
+#include "waiter.h"
 
 #define SEMTAB_SIZE 251
 

@@ -76,7 +76,7 @@ long wire_set_robust_list(struct g *gp, struct robust_list_head *head,
 
 /* proc.c: a goroutine with values waiting is about to run on mp. */
 void wire_adopt(struct m *mp, struct g *gp);
-/* proc.c, on g0: the wired gp has ended; false if mp's thread could not
+/* g.c, on g0: the wired gp has ended; false if mp's thread could not
  * be given back the process's values (then the M must exit). */
 bool wire_release(struct m *mp, struct g *gp);
 

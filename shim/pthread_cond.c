@@ -17,8 +17,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
-#include "../core/deadline.h"
 #include "../core/cond.h"
+#include "../core/deadline.h"
 #include "shim.h"
 
 #define COND_SHARED 1u

@@ -127,7 +127,7 @@ GOSHIM_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		return err;
 	if ((err = thread_values(attr, &sa)) != 0)
 		return err;
-	if (go_spawn(start, arg, &sa, (void **)thread, &err) == NULL) {
+	if (newproc(start, arg, &sa, (void **)thread, &err) == NULL) {
 		free(sa.attrs);
 		return err;
 	}

@@ -3,7 +3,7 @@
  *
  * glibc's own pthread_exit unwinds the stack (cleanup handlers, C++
  * destructors) and longjmps to the buffer start_thread left in the TCB.
- * Goroutines have such a buffer in g_entry (core/proc.c), so glibc's
+ * Goroutines have such a buffer in g_entry (core/g.c), so glibc's
  * function is used as is, once go_unwind_prepare has kept the value and
  * pointed the main goroutine's buffer (glibc's own, which would end the OS
  * thread under whatever M runs main) at the main goroutine's end.

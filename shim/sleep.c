@@ -20,7 +20,7 @@
 #include "../core/deadline.h"
 #include "../core/sys.h"
 #include "../core/cpuclock.h"
-#include "../core/timer.h"
+#include "../core/waiter.h"
 #include "shim.h"
 
 static void nothing_to_unlock(void *unused)

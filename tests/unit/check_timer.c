@@ -20,6 +20,7 @@
 #include "../../core/real.h"
 #include "../../core/runtime.h"
 #include "../../core/timer.h"
+#include "../../core/waiter.h"
 
 #define NP 3
 

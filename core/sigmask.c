@@ -1,0 +1,100 @@
+/*
+ * sigmask.c: the signal mask and alternate signal stack of an M's thread,
+ * and a new goroutine's signal state.
+ *
+ * The kernel keeps one mask and one sigaltstack per OS thread; goshim
+ * keeps one per goroutine. So the M's thread takes each from the goroutine
+ * it runs (execute), and the M keeps a record of what its thread has, so
+ * that a switch between goroutines with the same values makes no system
+ * call. An idle M blocks what every goroutine blocks, so that a process
+ * signal it takes is one some goroutine wants (sigroute.c hands it on).
+ */
+#include "chaos.h"
+#include "preempt.h"
+#include "runtime.h"
+#include "runtime2.h"
+#include "sigkeep.h"
+#include "sys.h"
+
+uint64_t thread_sigmask(void)
+{
+	uint64_t cur = 0;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
+	return cur;
+}
+
+void m_set_sigmask(struct m *mp, uint64_t mask)
+{
+	mp->sigmask_dead = false;
+	/* As the kernel will have it: the record is held against the
+	 * thread's (chaos). */
+	mask &= ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
+	if (mp->sigmask != mask) {
+		/* The record first: on a goroutine (sigsuspend, handlers run
+		 * under a temporary mask), a pending signal the mask lets
+		 * through runs its handler as the call returns, and that
+		 * handler's sigreturn puts the record on the thread. */
+		mp->sigmask = mask;
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+	}
+	if (atomic_load_explicit(&mp->directed, memory_order_relaxed) & mask)
+		m_directed_drain(mp, mask);
+	/* A record that went stale skips the call above: the thread keeps a
+	 * mask nobody knows of. */
+	if (chaos())
+		sigmask_check_m(mp, "an M takes a mask");
+}
+
+stack_t thread_altstack(void)
+{
+	stack_t ss = { .ss_flags = SS_DISABLE };
+	SYS2(SYS_sigaltstack, NULL, &ss);
+	ss.ss_flags &= ~SS_ONSTACK;
+	return ss;
+}
+
+void g_altstack_update(struct g *gp)
+{
+	gp->altstack = thread_altstack();
+	gp->m->altstack = gp->altstack;
+}
+
+/* A goroutine brings its sigaltstack to the M that runs it (most have
+ * none, like the M: no call). */
+void m_set_altstack(struct m *mp, const stack_t *ss)
+{
+	if (mp->altstack.ss_sp == ss->ss_sp &&
+	    mp->altstack.ss_size == ss->ss_size &&
+	    mp->altstack.ss_flags == ss->ss_flags)
+		return;
+	SYS2(SYS_sigaltstack, ss, NULL);
+	mp->altstack = *ss;
+}
+
+/*
+ * A process-directed signal goes to any thread that does not block it. An
+ * idle M runs no goroutine, but a parked goroutine may want the signal:
+ * idle Ms block what every goroutine blocks (sigroute.c), and a signal
+ * one takes is handed on to a goroutine. The next goroutine the M runs
+ * brings its own mask (execute).
+ */
+void idle_signals_block(struct m *mp)
+{
+	m_set_sigmask(mp, sigroute_idle_mask());
+}
+
+void g_signals_init(struct g *gp)
+{
+	struct g *me = getg();
+
+	atomic_store(&gp->sigpending, 0);
+	sigkeep_drop(gp, 0);
+	gp->sigself = 0;
+	atomic_store(&gp->sigwait_set, 0);
+	gp->in_sighandler = 0;
+	/* A new thread has no alternate signal stack. */
+	gp->altstack = (stack_t){ .ss_flags = SS_DISABLE };
+	/* ...and its signal mask, as pthread_create gives it. */
+	gp->sigmask = on_goroutine() ? me->sigmask : thread_sigmask();
+	sigroute_mask_change(0, gp->sigmask, false, true);
+}
