@@ -13,6 +13,7 @@
 #include <limits.h>
 #include "barrier.h"
 #include "runtime.h"
+#include "runtime2.h"
 
 void barrier_init(struct barrier *b, uint32_t count)
 {

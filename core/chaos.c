@@ -10,6 +10,7 @@
 #include "chaos.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 
 bool chaos_on;
 static uint64_t chaos_seed;

@@ -18,6 +18,7 @@
 #include "debug.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "timer.h"
 
 static int process_threads(void)

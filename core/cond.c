@@ -46,6 +46,7 @@
 #include "cond.h"
 #include "mutex.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "waiter.h"
 
 /* a before b, on counters that wrap */

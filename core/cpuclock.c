@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include "cpuclock.h"
+#include "runtime2.h"
 #include "sys.h"
 
 _Atomic bool cpuclock_on;

@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include "cpuclock.h"
+#include "runtime2.h"
 #include "deadline.h"
 #include "stack.h"
 #include "sys.h"

@@ -12,6 +12,7 @@
 #include "deadline.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 
 int abstime_check(clockid_t clk, const struct timespec *abstime)
 {

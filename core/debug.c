@@ -23,6 +23,7 @@
 #include "print.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "trace.h"
 
 /* GOSHIM_DEBUG, parsed once as the library loads. */

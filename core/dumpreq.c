@@ -45,6 +45,7 @@
 #include "number.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 
 /* Must match scripts/goshim. */

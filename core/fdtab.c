@@ -30,6 +30,7 @@
 #include <sys/time.h>
 #include "pd.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "debug.h"
 #include "trace.h"

@@ -44,6 +44,7 @@
 #include "netpoll.h"
 #include "preempt.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "timer.h"
 #include "tls.h"

@@ -39,6 +39,7 @@
 #include "futex.h"
 #include "netpoll.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "waiter.h"
 

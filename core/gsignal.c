@@ -43,6 +43,7 @@
 #include "preempt.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sigkeep.h"
 #include "sys.h"
 #include "waiter.h"

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include "runtime.h"
+#include "runtime2.h"
 #include "waiter.h"
 
 static void jlock_unlock(void *l)

@@ -10,6 +10,7 @@
 #include "deadline.h"
 #include "lock.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 
 #define SPIN_TRIES 100

@@ -77,6 +77,7 @@
 #include "mutex.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "tls.h"
 
 #define M_LOCKED MUTEX_LOCKED

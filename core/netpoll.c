@@ -39,6 +39,7 @@
 #include "pd.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "timer.h"
 #include "trace.h"

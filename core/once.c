@@ -15,6 +15,7 @@
 #include "once.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 
 /*
  * once_run's cleanup makes the compiler call the unwinder's

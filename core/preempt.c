@@ -38,6 +38,7 @@
 #include "procparse.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sigkeep.h"
 #include "sys.h"
 

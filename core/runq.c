@@ -15,6 +15,7 @@
  */
 #include "chaos.h"
 #include "runtime.h"
+#include "runtime2.h"
 
 #define LOAD_ACQ(x) atomic_load_explicit(&(x), memory_order_acquire)
 #define LOAD_RLX(x) atomic_load_explicit(&(x), memory_order_relaxed)

@@ -28,6 +28,7 @@
 #include "print.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "wire.h"
 #include "stack.h"
 #include "sys.h"

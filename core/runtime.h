@@ -1,5 +1,8 @@
 /*
  * runtime.h: the G, M and P of the scheduler, and the calls shim/ may make.
+ * What only core shares is in runtime2.h; shim reads no field of G, M or P
+ * itself (tests/layering/check.py), only through the calls here, some of
+ * them inline because they sit on fast paths.
  *
  * G is a goroutine: one pthread of the program. It owns a stack and a
  * complete glibc thread identity (TLS block + TCB, see tls.c); its pthread_t
@@ -191,7 +194,6 @@ struct g {
 	uint32_t nvcsw, nivcsw;
 };
 
-#define G_MAGIC 0x676f5368u /* "goSh" */
 
 struct m {
 	int64_t id;
@@ -298,38 +300,7 @@ struct p {
 /* P_DEAD: past GOMAXPROCS, given up; procresize may bring it back. */
 enum { P_IDLE, P_RUNNING, P_SYSCALL, P_DEAD };
 
-/* Global scheduler state, guarded by sched.lock unless atomic. */
-struct sched {
-	struct rlock lock;
-	struct g *runqhead, *runqtail;
-	_Atomic int32_t runqsize;
-	struct m *midle;
-	int32_t nmidle;
-	int32_t nmidlelocked; /* wired Ms waiting for their goroutine */
-	_Atomic int32_t nmspinning;
-	struct p *pidle;
-	_Atomic int32_t npidle;
-	int64_t mnext;	 /* next M id */
-	int32_t mcount;	 /* Ms made (started or starting) */
-	int32_t nruntime_threads; /* the runtime's own threads (sysmon) */
 
-	struct rlock gflock; /* global free Gs */
-	struct g *gfree;
-	int32_t ngfree;
-
-	struct rlock alllock; /* allgs and allms */
-	struct g *allgs;
-	struct m *allms;
-	_Atomic uint64_t goidgen;
-
-	_Atomic int32_t nlive;	 /* program goroutines not yet exited */
-	char main_name[16];	 /* the process's comm, inherited by threads */
-	_Atomic bool main_exited; /* main called pthread_exit */
-};
-
-extern struct sched sched;
-extern struct p **allp;	       /* GOMAXPROCS_MAX slots */
-extern _Atomic int32_t allp_len; /* Ps ever made (live, dying, dead) */
 extern _Atomic int32_t gomaxprocs;
 
 /* The current G; NULL on threads the runtime did not create. */
@@ -356,15 +327,6 @@ static inline bool g_is_main(const struct g *gp)
 }
 
 /* ---- sigmask.c: an M's thread's signal mask and altstack ---- */
-/* The kernel's signal mask of the calling thread. */
-uint64_t thread_sigmask(void);
-/* Wake every idle M without work, to sleep again with the idle mask as it
- * is now (m.c). */
-void m_kick_idle(void);
-/* Set it, remembering it in mp->sigmask (no call if already so). */
-void m_set_sigmask(struct m *mp, uint64_t mask);
-/* The thread's sigaltstack, read back as the kernel keeps it. */
-stack_t thread_altstack(void);
 /* The calling goroutine gp changed its thread's sigaltstack: the G
  * records it, and its M, which has it now. */
 void g_altstack_update(struct g *gp);
@@ -375,19 +337,12 @@ void g_altstack_update(struct g *gp);
 /* SIGKILL and SIGSTOP: the kernel drops them from every mask it is given,
  * and so no mask reports them. */
 #define SIG_KERNEL_UNBLOCKABLE (((uint64_t)1 << 8) | ((uint64_t)1 << 18))
-#define SIGCANCEL 32 /* __SIGRTMIN */
-static inline uint64_t sigbit(int sig)
-{
-	return (uint64_t)1 << (sig - 1);
-}
 
 /* ---- gsignal.c: pthread_kill to a goroutine ---- */
 int gsignal_send(struct g *gp, int sig); /* 0 or errno */
 /* The same with the sender's siginfo (si->si_signo the signal), which
  * gp's handler or sigwaitinfo will see: pthread_sigqueue, a timer. */
 int gsignal_queue(struct g *gp, const siginfo_t *si);
-/* sysmon: sig, whose instances sigkeep_give has just given gp, for gp. */
-void gsignal_pass(struct g *gp, int sig);
 /* After glibc's pthread_cancel marked gp: get it to act. A goroutine in a
  * cancellable wait, or in a raw cancellable system call, is woken; one
  * that glibc meant to cancel asynchronously (inside one of glibc's
@@ -399,6 +354,13 @@ void gcancel(struct g *gp);
 static inline bool g_cancel_due(struct g *gp)
 {
 	return !gp->is_main && tls_cancel_due(gp->tcb);
+}
+/* gp is of type PTHREAD_CANCEL_ASYNCHRONOUS (glibc's state in its TCB). */
+static inline bool g_cancel_async(struct g *gp)
+{
+	return atomic_load_explicit(tls_cancelhandling(gp->tcb),
+				    memory_order_relaxed) &
+	       TLS_CANCELTYPE_ASYNC;
 }
 /* The caller is a goroutine and a cancel request for it is due
  * (glibc's state in its TCB). */
@@ -441,8 +403,6 @@ void gsignal_mask_restore(struct g *gp, uint64_t keep);
  * and kept for the next wait. */
 void gsignal_sigwait_begin(struct g *gp, uint64_t set);
 void gsignal_sigwait_end(struct g *gp, uint64_t set);
-/* On gp: raise what was kept for it and its mask lets through. */
-void gsignal_deliver(struct g *gp);
 /* On gp, in a call that runs with a temporary mask (sigsuspend, ppoll,
  * pselect, epoll_pwait), already made gp->sigmask: what was kept for it
  * and that mask lets through is delivered now, under it, as the kernel
@@ -458,11 +418,6 @@ bool gsignal_deliver_under(struct g *gp, uint64_t tmp);
  * goroutine's without what goshim keeps unblocked; else it throws,
  * naming where. */
 void sigmask_check(struct g *gp, const char *where);
-/* chaos: mp's thread (the caller's) has the mask mp's record says. */
-void sigmask_check_m(struct m *mp, const char *where);
-/* gp, on its M, is about to leave it: what it sent itself while blocking
- * it (sigself) is taken off the M's thread and kept in gp. */
-void gsignal_self_drain(struct g *gp);
 /* The siginfo the kernel makes for a signal the process sends itself:
  * sig, code (SI_TKILL, SI_QUEUE), our pid and uid, nothing else. */
 void gsignal_siginfo(siginfo_t *si, int sig, int code);
@@ -482,18 +437,6 @@ bool gsignal_misdirected(int sig, siginfo_t *si, bool *here);
  * delivery is spurious (a real-time signal whose instance an earlier
  * delivery took): the handler does not run. */
 bool gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si);
-/* The kernel gave gp's handler a real-time sig directly, si: where older
- * instances are kept (for the process, for gp), it takes the oldest
- * instead, in order, and si is kept behind them. */
-void gsignal_kept_first(struct g *gp, int sig, siginfo_t *si);
-/* In a signal handler that cannot run the program's now: sig is kept for
- * gp and sent again through sysmon. */
-void gsignal_keep(struct g *gp, int sig);
-/* sysmon: get signals handed back delivered. */
-void gsignal_recheck(void);
-/* The M's thread now blocks mask: take off it the signals sent for a
- * goroutine that has left. */
-void m_directed_drain(struct m *mp, uint64_t mask);
 /*
  * Make the caller's next waits interruptible, as the blocking calls that
  * fail with EINTR are (sleeps, fd waits, sem_wait), and end that: 0 if no
@@ -550,23 +493,6 @@ int sigroute_sigaction(int sig, const struct sigaction *act,
 /* After glibc's pthread_cancel: put goshim's handler in front of the
  * SIGCANCEL handler glibc installed (once). */
 void sigroute_adopt_sigcancel(void);
-/* A runtime context (g0) took sig: sysmon hands it on. Signal-safe. */
-void sigroute_note(int sig);
-/* sysmon: hand the signals a runtime context took to goroutines. */
-void sigroute_run(void);
-/* gp now has mask: it takes kept signals it no longer blocks. */
-void sigroute_unblocked(struct g *gp, uint64_t mask);
-/* A live goroutine's mask changed (was/is: it counted before/after). */
-void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is);
-/* The program has a signal handler installed (checkdead: a signal may
- * still wake a goroutine). */
-bool sigroute_handlers(void);
-/* What an idle M blocks: what every goroutine blocks. */
-uint64_t sigroute_idle_mask(void);
-void sigroute_fork_child(struct g *gp);
-/* As the scheduler starts: the handlers the program installed natively go
- * behind goshim's, and sigaction is goshim's from now on. */
-void sigroute_adopt(void);
 bool sigroute_adopted(void);
 /* The program (natively, before the start) may have installed a handler
  * for sig since sigroute_adopt looked: put it behind goshim's too. */
@@ -584,12 +510,7 @@ void runtime_ensure_init(void);
  * second thread); false if it stays off (refused, or called from inside
  * its own start). */
 bool runtime_start(void);
-/* atexit(fn) through libc's own __cxa_atexit (see real.h). */
-void runtime_atexit(void (*fn)(void));
 int64_t nanotime(void);
-int64_t nanotime_coarse(void);
-uint32_t fastrand(void);
-void runtime_throw(const char *msg) __attribute__((noreturn));
 
 /* ---- g.c: goroutines made and ended ---- */
 struct spawn_attr {
@@ -604,35 +525,19 @@ struct spawn_attr {
  * code in *err (EAGAIN, EINVAL). */
 struct g *newproc(void *(*fn)(void *), void *arg,
 		  const struct spawn_attr *attr, void **handle, int *err);
-void go_exit(void *retval) __attribute__((noreturn));
-void g_free(struct g *gp); /* a dead, joined or detached G */
+/* The live goroutine whose thread id is tid (g.tid), or NULL. */
+struct g *g_from_tid(pid_t tid);
 /* The G behind a pthread_t: NULL for a thread goshim did not make; a G
  * that g_gone() calls gone for a handle whose thread was joined or reaped
  * (glibc answers ESRCH for those while its descriptor is cached). */
 struct g *g_from_handle(uintptr_t handle);
-/* The live goroutine whose thread id is tid (g.tid), or NULL. */
-struct g *g_from_tid(pid_t tid);
+/* gp has exited (under its jlock): glibc would find its tid cleared. */
+bool g_exited(struct g *gp);
 static inline bool g_gone(struct g *gp)
 {
 	return atomic_load(&gp->status) == G_IDLE;
 }
-void main_goroutine_exit(void) __attribute__((noreturn));
 
-/* ---- proc.c: the scheduler ---- */
-void gopark(bool (*unlockf)(struct g *, void *), void *lock,
-	    const char *reason);
-void goready(struct g *gp);
-/* After a wake that readied a goroutine of a higher real-time priority
- * than the caller's: the caller yields to it, as the kernel preempts a
- * thread for a higher one it wakes on its CPU (not in a signal handler,
- * whose interrupted code may hold a runtime lock). */
-void rt_yield_slow(void);
-static inline void rt_yield(void)
-{
-	struct g *gp = g_current;
-	if (__builtin_expect(gp != NULL && gp->outranked_by != NULL, 0))
-		rt_yield_slow();
-}
 void gosched(void);  /* yield: to the global queue (sched_yield) */
 void goyield(void);  /* yield: to the tail of the local queue */
 void gopreempt(void); /* preempted by sysmon's signal: as gosched */
@@ -663,77 +568,13 @@ void g_set_tid_address(struct g *gp, _Atomic int *addr);
  * instead of waiting. */
 int go_join(struct g *gp, void **ret, bool try, int64_t deadline);
 int go_detach(struct g *gp);
-void go_exited(struct g *gp); /* on g0, when gp is dead */
-/* gp has exited (under its jlock): glibc would find its tid cleared. */
-bool g_exited(struct g *gp);
-
-/* ---- sema.c: wait queues keyed by address (see sema.c) ----
- * deadline: monotonic ns, or -1 for none. reason: shown in dumps. */
-/* futex-like: sleep if *addr == val (else EAGAIN); 0 or ETIMEDOUT */
-int sema_wait(const _Atomic uint32_t *addr, uint32_t val, int64_t deadline,
-	      const char *reason);
-/* wake up to n waiters of sema_wait; returns how many */
-int sema_wake(const _Atomic uint32_t *addr, int n);
-/* Go's semacquire: wait for *addr > 0, decrement; 0 or ETIMEDOUT */
-int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
-		 const char *reason);
-/* Go's semrelease: increment, wake one; handoff gives it the count */
-void sema_release(_Atomic uint32_t *addr, bool handoff);
-/* sema_release for signal handlers (async-signal-safe): the caller has
- * added its unit; a waiter, if any, gets it from sema_run_async, which
- * sysmon runs (woken for it) and anyone outside the runtime may run. */
-void sema_release_async(_Atomic uint32_t *addr);
-void sema_run_async(void);
-/* No handoff pending or on its way (checkdead: sysmon may be readying a
- * goroutine). */
-bool sema_async_idle(void);
-/* Go's notifyList over two counters in the program's object (sema.c):
- * notify_enqueue queues w with the next ticket (before releasing the lock
- * that protects the condition); notify_wait sleeps until a notify claims
- * it (0) or the deadline (ETIMEDOUT); notify_cancel takes it off without
- * waiting (true: a notify had claimed it, and that wakeup is the caller's
- * to pass on). notify_one wakes the oldest waiter still waiting (true if
- * it woke one); notify_all grants every ticket and wakes nobody;
- * notify_wake_granted wakes up to n waiters whose tickets are below notify
- * (to chain a broadcast; wait is only a key there). */
-void notify_enqueue(struct waiter *w, _Atomic uint32_t *wait);
-int notify_wait(struct waiter *w, int64_t deadline, const char *reason);
-bool notify_cancel(struct waiter *w);
-bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
-void notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify);
-int notify_wake_granted(const void *wait, uint32_t notify, int n);
-
-void sched_init(int32_t procs, bool adopt);
-/* As the scheduler starts, once preemption is set up: the main
- * goroutine's thread lets in what the runtime must receive. */
-void sched_main_mask(void);
-/* sysmon: GOMAXPROCS becomes n (its inputs changed; p.c). */
-void procresize(int32_t n);
 
 /* ---- fork.c: the child of fork keeps the calling goroutine (see fork.c)
  * pthread_atfork hooks: last before the fork, first after it. */
 void fork_prepare(void);
 void fork_parent(void);
 void fork_child(void);
-/* Bumped in each child of fork: state a thread that did not come along
- * left half-done (a pthread_once in progress) is told by it. */
-extern _Atomic uint32_t fork_generation;
-/* Each part of the runtime starts over in the child. */
-void sched_fork_child(struct g *gp);
-void sema_fork_child(void);
-void keys_fork_child(void);
-void sysmon_fork_child(void);
-/* The child's first goroutine: goshim's fds, handlers and sysmon again. */
-void fork_resume(void);
-void sysmon_quota_reopen(void);
 
-/* ---- threadlimit.c: the cap on OS threads (Go's SetMaxThreads) ---- */
-void threadlimit_init(void);
-/* GOSHIM_MAX_THREADS's value: a count >= 1 in decimal digits, or -1. */
-int32_t threadlimit_parse(const char *s);
-/* nthreads: the runtime's threads with the one being made; sched.alllock
- * held. Past the cap the process ends, saying why. */
-void threadlimit_check(int32_t nthreads);
 
 /* ---- system calls (syscall.c) and sysmon (sysmon.c) ----
  * Around a call that may block in the kernel: entersyscall leaves the P
@@ -761,66 +602,16 @@ static inline void cancel_syscall_exit(struct g *gp)
 		atomic_store(&gp->cancel_syscall, false);
 	}
 }
-/* sysmon: give P away if it has sat in a syscall past the tick; true if
- * it did. */
-bool retake_syscall_p(struct p *pp, int64_t now);
-void sysmon_start(void);
-int sysmon_gomaxprocs(void); /* at start-up; keeps the quota files */
-/* /proc/self/status, kept open (procstatus.c): opened at start-up and in
- * a child of fork; a field's value ("Threads:"), or -errno. */
-void proc_status_open(void);
+/* A field of /proc/self/status ("Threads:"), from the copy kept open
+ * (procstatus.c), or -errno. */
 int proc_status_get(const char *name);
-void sysmon_ensure(void); /* start it if it is not running */
-/* No sysmon (a child of fork before its first goroutine, fork.c). */
-bool sysmon_absent(void);
-/* An M about to sleep in stopm does what sysmon would for the signals and
- * sem_post units of a lone goroutine, then lets its handlers do it while
- * it sleeps, until sysmon_stand_in_end. */
-void sysmon_stand_in(struct m *mp);
-void sysmon_stand_in_end(struct m *mp);
-/* goready from g0 leaves the goroutine on the global queue for the M
- * that called it: one that will not look itself gets an M for it. */
-void wakep_for_global(void);
-void sysmon_wake(void);
-void checkdead(void); /* sched.lock held */
-void checkdead_exiting(int exiting); /* ...by Ms about to exit */
-void newm_start_pending(void); /* sysmon: start the Ms newm asked for (m.c) */
-/* sysmon: take the P of mp, which sleeps in the kernel in user code, and
- * hand it off; false if mp entered the runtime meanwhile. */
-bool retake_blocked_m(struct m *mp);
-/* Close sysmon's files on mp's thread (see m.c). */
-void m_task_files_close(struct m *mp);
-/* A goroutine is about to use its M's P: returns it (NULL if the M has
- * none) and the pstate to give back to p_unclaim. */
-struct p *p_claim(struct m *mp, uint32_t *prev);
-void p_unclaim(struct m *mp, uint32_t prev);
-/* The running goroutine's P has nothing else queued (mutex spinning). */
-bool p_runq_empty_self(void);
 
 /* ---- keys.c: pthread keys, per goroutine ---- */
 /* The index comes from glibc's own key table, so threads goshim did not
  * create can use the same key through glibc. */
 void keys_register(unsigned key, void (*destructor)(void *));
 void keys_unregister(unsigned key);
-bool keys_valid(unsigned key);
-/* The thread that becomes gp had values set through glibc: gp takes them. */
-void keys_adopt_thread(struct g *gp);
 void *keys_get(struct g *gp, unsigned key);
 int keys_set(struct g *gp, unsigned key, const void *value);
-void keys_run_destructors(struct g *gp);
-
-/* ---- tls.c ---- */
-ptrdiff_t tls_g_offset(void);
-
-/* ---- runq.c ---- */
-void runqput(struct p *pp, struct g *gp, bool next);
-/* gp into runnext whatever chaos says: it must run next on pp. */
-void runqput_first(struct p *pp, struct g *gp);
-struct g *runqget(struct p *pp, bool *inherit_time);
-bool runqempty(struct p *pp);
-struct g *runqsteal(struct p *pp, struct p *victim, bool steal_runnext);
-void globrunqput(struct g *gp);		  /* sched.lock held */
-void globrunqputbatch(struct g *head, struct g *tail, int32_t n);
-struct g *globrunqget(struct p *pp, int32_t max); /* sched.lock held */
 
 #endif

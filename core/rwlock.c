@@ -47,6 +47,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include "runtime.h"
+#include "runtime2.h"
 #include "rwlock.h"
 
 #define RW_WRITER 1u

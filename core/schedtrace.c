@@ -17,6 +17,7 @@
 #include "debug.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 
 static int64_t start_ns;

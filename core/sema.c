@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <string.h>
 #include "runtime.h"
+#include "runtime2.h"
 #include "waiter.h"
 
 #define SEMTAB_SIZE 251

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <limits.h>
 #include "runtime.h"
+#include "runtime2.h"
 #include "semaphore.h"
 
 bool semaphore_trydown(_Atomic uint32_t *value)

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "runtime.h"
+#include "runtime2.h"
 #include "sigkeep.h"
 #include "sys.h"
 

@@ -33,6 +33,7 @@
 #include "preempt.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sigkeep.h"
 #include "sys.h"
 
@@ -366,8 +367,7 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	/* glibc's handler ignores a request already marked (gcancel marks
 	 * a parked goroutine's, which may have left its wait unseen): an
 	 * asynchronous one acts here, as glibc's handler would have. */
-	if (sig == SIGCANCEL && g_cancel_due(gp) &&
-	    (atomic_load(tls_cancelhandling(gp->tcb)) & TLS_CANCELTYPE_ASYNC))
+	if (sig == SIGCANCEL && g_cancel_due(gp) && g_cancel_async(gp))
 		real.pthread_testcancel();
 	run_program_handler(sig, si, uc, &a);
 	if (chaos())

@@ -24,6 +24,7 @@
 #include "number.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "stack.h"
 #include "sys.h"
 #include "tls.h"

@@ -48,6 +48,7 @@
 #include "procparse.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "timer.h"
 

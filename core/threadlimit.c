@@ -15,6 +15,7 @@
 #include "number.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 
 #define DEFAULT_MAX_THREADS 10000
 #define MAX_REASONS 16

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runtime.h"
+#include "runtime2.h"
 #include "timer.h"
 
 static struct {

@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "tls.h"
 

@@ -33,6 +33,7 @@
 #include "netpoll.h"
 #include "print.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "trace.h"
 

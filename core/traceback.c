@@ -39,6 +39,7 @@
 #include "print.h"
 #include "real.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "tls.h"
 

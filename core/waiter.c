@@ -18,6 +18,7 @@
 #include "chaos.h"
 #include "deadline.h"
 #include "runtime.h"
+#include "runtime2.h"
 #include "sys.h"
 #include "waiter.h"
 

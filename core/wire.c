@@ -17,6 +17,7 @@
 #include <linux/capability.h>
 #include <linux/futex.h>
 #include "sys.h"
+#include "runtime2.h"
 #include "tls.h"
 #include "wire.h"
 

@@ -89,10 +89,7 @@ GOSHIM_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 /* The caller is a goroutine of type PTHREAD_CANCEL_ASYNCHRONOUS. */
 static bool cancel_async(void)
 {
-	return on_goroutine() &&
-	       (atomic_load_explicit(tls_cancelhandling(getg()->tcb),
-				     memory_order_relaxed) &
-		TLS_CANCELTYPE_ASYNC);
+	return on_goroutine() && g_cancel_async(getg());
 }
 
 /*
