@@ -245,7 +245,7 @@ static void fire(struct cputimer *t, int slot)
 	case SIGEV_THREAD_ID: {
 		struct g *gp = g_from_tid(ev->_sigev_un._tid);
 		if (gp)
-			gsignal_queue(gp, &si);
+			sigthread_queue(gp, &si);
 		else
 			SYS4(SYS_rt_tgsigqueueinfo, sys_getpid(),
 			     ev->_sigev_un._tid, si.si_signo, &si);

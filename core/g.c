@@ -132,7 +132,7 @@ static void g_entry(void *arg)
 
 	tls_enter(gp);
 	if (atomic_load(&gp->sigpending))
-		gsignal_deliver(gp);
+		sigthread_deliver(gp);
 	/* As glibc's start_thread: pthread_exit unwinds the stack (running
 	 * cleanup handlers and C++ destructors) and longjmps here. */
 #pragma GCC diagnostic push

@@ -568,7 +568,7 @@ static void sigurg_handler(int sig, siginfo_t *si, void *uc)
 	if (si->si_code == SI_QUEUE && si->si_pid == sys_getpid() &&
 	    (uintptr_t)si->si_value.sival_ptr == cookie) {
 		preempt_here(uc);
-	} else if (gsignal_misdirected(sig, si, &here)) {
+	} else if (sigthread_misdirected(sig, si, &here)) {
 		/* handed back to the goroutine it was sent for */
 	} else if (gp && gp->is_g0) {
 		sigkeep_put(NULL, si);
@@ -581,7 +581,7 @@ static void sigurg_handler(int sig, siginfo_t *si, void *uc)
 		atomic_fetch_or(&gp->sigpending, sigbit(SIGURG));
 	} else {
 		if (here && gp)
-			gsignal_kept_siginfo(gp, sig, si); /* standard: true */
+			sigthread_kept_siginfo(gp, sig, si); /* standard: true */
 		prog_deliver(sig, si, uc);
 	}
 	errno = saved;
@@ -614,7 +614,7 @@ bool preempt_m(struct m *mp, struct g *gp, int64_t now)
 		atomic_store(&mp->preempt_sent, 0);
 		return false;
 	}
-	gsignal_siginfo(&si, SIGURG, SI_QUEUE);
+	sigthread_siginfo(&si, SIGURG, SI_QUEUE);
 	si.si_value.sival_ptr = (void *)cookie;
 	return SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, SIGURG, &si) ==
 	       0;

@@ -348,7 +348,7 @@ void mcall(mcall_fn fn)
 	uint32_t prev;
 
 	if (__builtin_expect(gp->sigself != 0, 0))
-		gsignal_self_drain(gp);
+		sigthread_self_drain(gp);
 	p_claim(mp, &prev);
 	atomic_store_explicit(&mp->pstate, MP_RUNTIME, memory_order_relaxed);
 	mp->mcall_fn = fn;
@@ -357,7 +357,7 @@ void mcall(mcall_fn fn)
 	if (__builtin_expect(atomic_load_explicit(&gp->sigpending,
 						  memory_order_relaxed) != 0,
 			     0))
-		gsignal_deliver(gp);
+		sigthread_deliver(gp);
 }
 
 /* ---- park and ready ----------------------------------------------------- */
@@ -408,7 +408,7 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock,
  * Make a parked G runnable. A waker may find the G still awake: on its way
  * into gopark (it left its wait queue's lock before parking, so the lock
  * is never held across a context switch), or woken for a while to run a
- * signal handler in the middle of its wait (gsignal_send). Then it leaves
+ * signal handler in the middle of its wait (sigthread_send). Then it leaves
  * a permit that the G's next park consumes. Every park is a loop on its
  * waiter's state (waiter_block), so a permit that finds nothing to end is
  * only a spurious wakeup.

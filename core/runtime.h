@@ -122,7 +122,7 @@ struct g {
 	/* Their siginfo, one per instance (sigkeep.c, under its lock). */
 	struct sigkept *kept;
 	/* Signals it sent itself while it blocked them: pending on its M's
-	 * thread, taken off it when it leaves the M (gsignal_self_drain).
+	 * thread, taken off it when it leaves the M (sigthread_self_drain).
 	 * Its own: no other thread reads or writes it. */
 	uint64_t sigself;
 	/* The thread's mask while it forks (fork.c blocks every signal
@@ -130,7 +130,7 @@ struct g {
 	uint64_t fork_mask;
 	_Atomic uint64_t sigwait_set; /* what it waits for in sigwait */
 	stack_t altstack; /* its sigaltstack; the M's while it runs */
-	/* Interruptible waits (gsignal.c): a signal with a handler ends the
+	/* Interruptible waits (sigthread.c): a signal with a handler ends the
 	 * wait on intr_w as a timeout would, and sets intr_hit; intr_restart
 	 * says whether every handler that ran asked for SA_RESTART. */
 	bool intr_ok;
@@ -219,7 +219,7 @@ struct m {
 	uint64_t chaosrand; /* GOSHIM_DEBUG=chaos's stream (chaos.c) */
 	uint64_t sigmask; /* what the thread's signal mask is now */
 	/* signals sent marked for a goroutine on this M and not seen taken
-	 * yet, and when the last was sent (gsignal.c) */
+	 * yet, and when the last was sent (sigthread.c) */
 	_Atomic uint64_t directed;
 	_Atomic int64_t directed_ns;
 	bool sigmask_dead; /* ...and it is that of a goroutine now gone */
@@ -338,11 +338,11 @@ void g_altstack_update(struct g *gp);
  * and so no mask reports them. */
 #define SIG_KERNEL_UNBLOCKABLE (((uint64_t)1 << 8) | ((uint64_t)1 << 18))
 
-/* ---- gsignal.c: pthread_kill to a goroutine ---- */
-int gsignal_send(struct g *gp, int sig); /* 0 or errno */
+/* ---- sigthread.c: pthread_kill to a goroutine ---- */
+int sigthread_send(struct g *gp, int sig); /* 0 or errno */
 /* The same with the sender's siginfo (si->si_signo the signal), which
  * gp's handler or sigwaitinfo will see: pthread_sigqueue, a timer. */
-int gsignal_queue(struct g *gp, const siginfo_t *si);
+int sigthread_queue(struct g *gp, const siginfo_t *si);
 /* After glibc's pthread_cancel marked gp: get it to act. A goroutine in a
  * cancellable wait, or in a raw cancellable system call, is woken; one
  * that glibc meant to cancel asynchronously (inside one of glibc's
@@ -369,7 +369,7 @@ static inline bool g_cancel_requested(void)
 	struct g *gp = g_current;
 	return gp && !gp->is_g0 && tls_cancel_due(gp->tcb);
 }
-/* The caller is a goroutine, with signals kept for it (gsignal.c). */
+/* The caller is a goroutine, with signals kept for it (sigthread.c). */
 static inline bool g_sigkept(void)
 {
 	struct g *gp = g_current;
@@ -384,35 +384,35 @@ static inline uint32_t g_handlers_ran(void)
 	return gp && !gp->is_g0 ? gp->handlers_ran : 0;
 }
 /* The signals kept for gp (sent while it could not take them). */
-uint64_t gsignal_kept(struct g *gp);
+uint64_t sigthread_kept(struct g *gp);
 /* Its signal mask, as the program sees it. */
 uint64_t g_sigmask(struct g *gp);
 /* pthread_sigmask on gp, running on its M: its mask goes from prev (as
  * read) to now (without what nobody may block), recorded in the G and the
  * M before it is on the thread; what it no longer blocks is delivered. */
-void gsignal_setmask(struct g *gp, uint64_t prev, uint64_t now);
+void sigthread_setmask(struct g *gp, uint64_t prev, uint64_t now);
 /* A call that runs with a temporary mask tmp (sigsuspend): gp takes it as
- * its own and gets back the mask to restore, which gsignal_mask_restore
+ * its own and gets back the mask to restore, which sigthread_mask_restore
  * puts back on gp, its M and the thread once the call is over, raising
  * what was kept for it meanwhile and keep lets through. */
-uint64_t gsignal_mask_temporary(struct g *gp, uint64_t tmp);
-void gsignal_mask_restore(struct g *gp, uint64_t keep);
+uint64_t sigthread_mask_temporary(struct g *gp, uint64_t tmp);
+void sigthread_mask_restore(struct g *gp, uint64_t keep);
 /* sigwait on gp, pinned to its M in the system call: set is published for
- * gsignal_send, which then sends what it holds to the M; at the end, what
+ * sigthread_send, which then sends what it holds to the M; at the end, what
  * was sent as the wait ended is taken off the thread (m_directed_drain)
  * and kept for the next wait. */
-void gsignal_sigwait_begin(struct g *gp, uint64_t set);
-void gsignal_sigwait_end(struct g *gp, uint64_t set);
+void sigthread_sigwait_begin(struct g *gp, uint64_t set);
+void sigthread_sigwait_end(struct g *gp, uint64_t set);
 /* On gp, in a call that runs with a temporary mask (sigsuspend, ppoll,
  * pselect, epoll_pwait), already made gp->sigmask: what was kept for it
  * and that mask lets through is delivered now, under it, as the kernel
  * delivers a pending signal when such a call starts; true if any was (the
  * call fails with EINTR). */
-bool gsignal_deliver_temporary(struct g *gp);
+bool sigthread_deliver_temporary(struct g *gp);
 /* The same for a call that only looks (a zero timeout): gp->sigmask is
  * tmp only meanwhile; what tmp blocked and its own mask does not is
  * delivered after. */
-bool gsignal_deliver_under(struct g *gp, uint64_t tmp);
+bool sigthread_deliver_under(struct g *gp, uint64_t tmp);
 /* chaos: on gp, running on its M, where no change is under way: the
  * thread's mask is the M's record, and (outside a handler) the
  * goroutine's without what goshim keeps unblocked; else it throws,
@@ -420,23 +420,23 @@ bool gsignal_deliver_under(struct g *gp, uint64_t tmp);
 void sigmask_check(struct g *gp, const char *where);
 /* The siginfo the kernel makes for a signal the process sends itself:
  * sig, code (SI_TKILL, SI_QUEUE), our pid and uid, nothing else. */
-void gsignal_siginfo(siginfo_t *si, int sig, int code);
+void sigthread_siginfo(siginfo_t *si, int sig, int code);
 /* Take one kept signal that is in set (sigwait), its siginfo into *si;
  * 0 if none. */
-int gsignal_take(struct g *gp, uint64_t set, siginfo_t *si);
+int sigthread_take(struct g *gp, uint64_t set, siginfo_t *si);
 /* In goshim's handlers, first, and after a wait in the kernel
  * (sigtimedwait) took si: true if sig was sent for another goroutine than
  * the one here (it goes back to it); else the siginfo is left as the
  * kernel's tgkill would have made it, and *here says whether goshim sent
  * it for the goroutine here (whose kept siginfo is then
- * gsignal_kept_siginfo's to give, as it takes the signal). */
-bool gsignal_misdirected(int sig, siginfo_t *si, bool *here);
+ * sigthread_kept_siginfo's to give, as it takes the signal). */
+bool sigthread_misdirected(int sig, siginfo_t *si, bool *here);
 /* gp takes sig, marked for it, now (its handler runs, or its sigwait
  * returns it): *si becomes the siginfo of the oldest instance kept for gp,
  * where one is, and a further instance is sent after it. False if the
  * delivery is spurious (a real-time signal whose instance an earlier
  * delivery took): the handler does not run. */
-bool gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si);
+bool sigthread_kept_siginfo(struct g *gp, int sig, siginfo_t *si);
 /*
  * Make the caller's next waits interruptible, as the blocking calls that
  * fail with EINTR are (sleeps, fd waits, sem_wait), and end that: 0 if no

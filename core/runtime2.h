@@ -157,25 +157,25 @@ bool keys_valid(unsigned key);
 void keys_adopt_thread(struct g *gp);
 void keys_run_destructors(struct g *gp);
 
-/* ---- gsignal.c ---- */
+/* ---- sigthread.c ---- */
 /* sysmon: sig, whose instances sigkeep_give has just given gp, for gp. */
-void gsignal_pass(struct g *gp, int sig);
+void sigthread_pass(struct g *gp, int sig);
 /* On gp: raise what was kept for it and its mask lets through. */
-void gsignal_deliver(struct g *gp);
+void sigthread_deliver(struct g *gp);
 /* chaos: mp's thread (the caller's) has the mask mp's record says. */
 void sigmask_check_m(struct m *mp, const char *where);
 /* gp, on its M, is about to leave it: what it sent itself while blocking
  * it (sigself) is taken off the M's thread and kept in gp. */
-void gsignal_self_drain(struct g *gp);
+void sigthread_self_drain(struct g *gp);
 /* The kernel gave gp's handler a real-time sig directly, si: where older
  * instances are kept (for the process, for gp), it takes the oldest
  * instead, in order, and si is kept behind them. */
-void gsignal_kept_first(struct g *gp, int sig, siginfo_t *si);
+void sigthread_kept_first(struct g *gp, int sig, siginfo_t *si);
 /* In a signal handler that cannot run the program's now: sig is kept for
  * gp and sent again through sysmon. */
-void gsignal_keep(struct g *gp, int sig);
+void sigthread_keep(struct g *gp, int sig);
 /* sysmon: get signals handed back delivered. */
-void gsignal_recheck(void);
+void sigthread_recheck(void);
 /* The M's thread now blocks mask: take off it the signals sent for a
  * goroutine that has left. */
 void m_directed_drain(struct m *mp, uint64_t mask);

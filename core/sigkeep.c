@@ -14,7 +14,7 @@
  * goroutine, or the process until sysmon gives the signal to one. When
  * the goroutine's handler (or its sigwaitinfo) finally takes the signal,
  * the oldest instance's siginfo replaces the one goshim's marked resend
- * carried (gsignal.c), and a further instance sets the bit again, so that
+ * carried (sigthread.c), and a further instance sets the bit again, so that
  * each is delivered once, in order.
  *
  * The holders' lists are short (almost always empty). A standard signal

@@ -13,7 +13,7 @@
  * signal). On a runtime context (an idle M, an M between goroutines) it
  * only notes the signal and wakes sysmon, which takes no lock a signal
  * could interrupt: sysmon gives it to a goroutine that does not block it,
- * preferring one whose wait the signal interrupts (gsignal_send), or keeps
+ * preferring one whose wait the signal interrupts (sigthread_send), or keeps
  * it for the first goroutine that unblocks it. Its siginfo goes with it
  * (sigkeep.c).
  *
@@ -379,7 +379,7 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	 * adds to sigpending, then reads the mask: one sees the other.) */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&gp->sigpending) & ~gp->sigmask)
-		gsignal_deliver(gp);
+		sigthread_deliver(gp);
 	if (in_syscall)
 		entersyscall();
 	gp->m->sigmask = back;
@@ -391,7 +391,7 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 	struct g *gp = getg();
 	bool here;
 
-	if (gsignal_misdirected(sig, si, &here)) {
+	if (sigthread_misdirected(sig, si, &here)) {
 		/* handed back to the goroutine it was sent for */
 	} else if (gp && gp->is_g0 && !synchronous(sig, si)) {
 		/* SIGCANCEL is for one thread, never routed to another. */
@@ -406,8 +406,8 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 		case MP_LOST:
 		case MP_SYSCALL:
 			if (!here)
-				gsignal_kept_first(gp, sig, si);
-			else if (!gsignal_kept_siginfo(gp, sig, si))
+				sigthread_kept_first(gp, sig, si);
+			else if (!sigthread_kept_siginfo(gp, sig, si))
 				break;
 			run_goroutine_handler(gp, sig, si, uc,
 					      ps == MP_SYSCALL);
@@ -419,7 +419,7 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 			 * sent it has its own kept already). */
 			if (!here)
 				sigkeep_put(gp, si);
-			gsignal_keep(gp, sig);
+			sigthread_keep(gp, sig);
 			break;
 		}
 	} else {
@@ -474,7 +474,7 @@ void sigroute_run(void)
 		int sig = __builtin_ctzll(sigs) + 1;
 		sigs &= sigs - 1;
 		/* Taken already by a goroutine the kernel gave a later
-		 * instance (gsignal_kept_first). */
+		 * instance (sigthread_kept_first). */
 		if (sigkeep_queues(sig) && !sigkeep_holds(NULL, sig) &&
 		    !sigkeep_bare_ok(sig))
 			continue;
@@ -484,7 +484,7 @@ void sigroute_run(void)
 			continue;
 		}
 		sigkeep_give(gp, sig);
-		gsignal_pass(gp, sig);
+		sigthread_pass(gp, sig);
 	}
 }
 
@@ -497,7 +497,7 @@ void sigroute_unblocked(struct g *gp, uint64_t mask)
 		mine &= mine - 1;
 		if (atomic_fetch_and(&unclaimed, ~sigbit(sig)) & sigbit(sig)) {
 			sigkeep_give(gp, sig);
-			gsignal_pass(gp, sig);
+			sigthread_pass(gp, sig);
 		}
 	}
 }

@@ -125,7 +125,7 @@ static void stand_in_run(void)
 {
 	sema_run_async();
 	sigroute_run();
-	gsignal_recheck();
+	sigthread_recheck();
 	/* What they readied is on the global queue: the M that stands in
 	 * is about to sleep (it is on the idle list, so it is the one). */
 	wakep_for_global();
@@ -489,7 +489,7 @@ static void *sysmon_main(void *arg)
 		newm_start_pending();
 		sema_run_async(); /* units sem_post left for sleepers */
 		sigroute_run();	  /* signals an idle M took */
-		gsignal_recheck(); /* and ones that met another goroutine */
+		sigthread_recheck(); /* and ones that met another goroutine */
 
 		int64_t now = nanotime();
 		int retaken = 0;

@@ -111,7 +111,7 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 		/* A cancel request due before this wait ends it now. */
 		if (cancel_claim(gp, w))
 			return W_TIMEDOUT;
-		/* A signal may end this wait (gsignal_interrupt) while it is
+		/* A signal may end this wait (sigthread_interrupt) while it is
 		 * published here; never once it returned. */
 		if (intr) {
 			spin_lock(&gp->jlock);
@@ -124,7 +124,7 @@ uint32_t waiter_block(struct waiter *w, void (*unlock)(void *), void *lock,
 			chaos_delay();
 		gopark(deadline >= 0 ? arm_timer : NULL, w, reason);
 		/* Woken with the wait not over: it ran a signal's handler
-		 * (gsignal_send), pthread_cancel came (gcancel: a
+		 * (sigthread_send), pthread_cancel came (gcancel: a
 		 * cancellable wait ends), or a permit was left from an
 		 * earlier wait. */
 		for (;;) {

@@ -150,7 +150,7 @@ long fd_look_loop(look_fn look, void *arg, struct netpoll_req *reqs, int n,
 		  int64_t deadline, bool *native);
 bool ts_zero(const struct timespec *ts);
 /* After a look that found nothing: a signal kept in the goroutine
- * (core/gsignal.c; no thread has it pending, so the kernel's look cannot
+ * (core/sigthread.c; no thread has it pending, so the kernel's look cannot
  * see it) that mask lets through is handled now, under mask: -EINTR. */
 long kept_look(const sigset_t *mask);
 /* n requests: few (FEW of them) or malloc'ed. */

@@ -17,7 +17,7 @@
  * call's mask, so a signal it lets through that is pending when the call
  * starts, or when it wakes, is handled and ends the call with EINTR, as
  * natively. A signal kept in the goroutine rather than pending on a thread
- * (core/gsignal.c) is looked for after the kernel's look (kept_look), and
+ * (core/sigthread.c) is looked for after the kernel's look (kept_look), and
  * handled the same way. While parked, the park is not interrupted: a
  * signal sent to the process then goes to whichever thread does not block
  * it, one sent to the goroutine that its own mask blocks is kept, and the
@@ -68,7 +68,7 @@ long kept_look(const sigset_t *mask)
 	if (mask == NULL || !g_sigkept())
 		return 0;
 	memcpy(&tmp, mask, sizeof tmp); /* the look has just read it */
-	return gsignal_deliver_under(getg(), tmp) ? -EINTR : 0;
+	return sigthread_deliver_under(getg(), tmp) ? -EINTR : 0;
 }
 
 struct netpoll_req *reqs_alloc(struct netpoll_req *few, size_t n)

@@ -11,7 +11,7 @@
  *
  * What glibc cannot do alone is reach a goroutine that waits: glibc
  * signals the thread, and a goroutine's tid is fake. So after glibc's
- * pthread_cancel, gcancel (core/gsignal.c) ends the target's cancellable
+ * pthread_cancel, gcancel (core/sigthread.c) ends the target's cancellable
  * wait (sleeps, sem_wait, condvar and join waits, fd waits; each acts on
  * a request that is due when it begins, too), interrupts a raw
  * cancellable system call (SYS_CANCEL), and hands glibc's SIGCANCEL to a

@@ -2,7 +2,7 @@
  * pthread_kill.c: signals for one thread, when the thread is a goroutine.
  *
  * glibc's pthread_kill and pthread_sigqueue aim at the TCB's tid, which
- * names no OS thread for a goroutine: core/gsignal.c sends it to the
+ * names no OS thread for a goroutine: core/sigthread.c sends it to the
  * goroutine's M while it runs, or keeps it until it runs. The calls that
  * wait for or look at a thread's pending signals (sigwait, sigwaitinfo,
  * sigtimedwait, sigsuspend, sigpending) see the kept ones too; the waits
@@ -42,7 +42,7 @@ GOSHIM_EXPORT int pthread_kill(pthread_t t, int sig)
 		return 0;
 	if (!valid_signal(sig))
 		return EINVAL;
-	return gsignal_send(gp, sig);
+	return sigthread_send(gp, sig);
 }
 
 /* glibc's order: ESRCH for a thread whose tid the kernel has cleared,
@@ -59,9 +59,9 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 	if (internal_signal(sig) || !valid_signal(sig))
 		return EINVAL;
 	siginfo_t si;
-	gsignal_siginfo(&si, sig, SI_QUEUE);
+	sigthread_siginfo(&si, sig, SI_QUEUE);
 	si.si_value = value;
-	return gsignal_queue(gp, &si);
+	return sigthread_queue(gp, &si);
 }
 
 /* glibc's raise sends to the TCB's tid (the M's thread) without going
@@ -72,7 +72,7 @@ GOSHIM_EXPORT int raise(int sig)
 	if (!shim_active() || !on_goroutine() || sig == 0 ||
 	    internal_signal(sig) || !valid_signal(sig))
 		return real.raise(sig);
-	int err = gsignal_send(getg(), sig);
+	int err = sigthread_send(getg(), sig);
 	if (err) {
 		errno = err;
 		return -1;
@@ -86,7 +86,7 @@ GOSHIM_EXPORT int raise(int sig)
 static int take_kept(uint64_t set, siginfo_t *si)
 {
 	siginfo_t got;
-	int sig = gsignal_take(getg(), set, &got);
+	int sig = sigthread_take(getg(), set, &got);
 	if (sig && si) {
 		if (sys_copy_out(si, &got, sizeof got) < 0) {
 			errno = EFAULT;
@@ -109,12 +109,12 @@ static int set_bits(const sigset_t *set, uint64_t *bits)
 }
 
 /*
- * The wait. A signal sent to this M for another goroutine (gsignal.c)
+ * The wait. A signal sent to this M for another goroutine (sigthread.c)
  * goes back to it, and the wait goes on. A cancellation point: ECANCELED
  * when a cancel ended it, for the caller to act on once it has undone its
  * state.
  *
- * On a goroutine, bits (the set) is published (gsignal_sigwait_begin)
+ * On a goroutine, bits (the set) is published (sigthread_sigwait_begin)
  * only while the goroutine sits on its M in the system call: entersyscall
  * pins it there, so a signal sent for it waits on that thread, blocked,
  * until rt_sigtimedwait takes it. Published before, the goroutine could
@@ -134,17 +134,17 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 		gp = cancel_syscall_enter();
 		r = 0;
 		if (gp) {
-			gsignal_sigwait_begin(gp, bits);
-			r = gsignal_take(gp, bits, &got);
+			sigthread_sigwait_begin(gp, bits);
+			r = sigthread_take(gp, bits, &got);
 		}
 		if (r == 0)
 			r = SYS4(SYS_rt_sigtimedwait, set, &got, t, 8);
 		if (gp)
-			gsignal_sigwait_end(gp, bits);
+			sigthread_sigwait_end(gp, bits);
 		cancel_syscall_exit(gp);
 	} while (r > 0 && gp &&
-		 (gsignal_misdirected((int)r, &got, &here) ||
-		  (here && !gsignal_kept_siginfo(gp, (int)r, &got))));
+		 (sigthread_misdirected((int)r, &got, &here) ||
+		  (here && !sigthread_kept_siginfo(gp, (int)r, &got))));
 	if (r == -EINTR && gp && g_cancel_due(gp))
 		r = -ECANCELED;
 	if (r < 0) {
@@ -211,18 +211,18 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	/* The temporary mask is the goroutine's while it waits: what it
 	 * lets through is sent to this M, where the kernel takes it. Set
 	 * before looking for kept signals: a sender keeps one only while
-	 * the goroutine's mask blocks it (gsignal.c looks after adding). */
+	 * the goroutine's mask blocks it (sigthread.c looks after adding). */
 	shim_testcancel();
-	uint64_t keep = gsignal_mask_temporary(gp, bits);
+	uint64_t keep = sigthread_mask_temporary(gp, bits);
 	long r;
-	if (gsignal_deliver_temporary(gp)) {
+	if (sigthread_deliver_temporary(gp)) {
 		r = -EINTR;
 	} else {
 		cancel_syscall_enter();
 		r = SYS2(SYS_rt_sigsuspend, set, 8);
 		cancel_syscall_exit(gp);
 	}
-	gsignal_mask_restore(gp, keep);
+	sigthread_mask_restore(gp, keep);
 	/* A cancellation point: pthread_cancel's signal ended it. */
 	shim_testcancel();
 	errno = (int)-r;
@@ -241,7 +241,7 @@ GOSHIM_EXPORT int sigpending(sigset_t *set)
 	if (on_g) {
 		uint64_t s; /* the kernel has just written it */
 		memcpy(&s, set, sizeof s);
-		s |= gsignal_kept(getg());
+		s |= sigthread_kept(getg());
 		memcpy(set, &s, sizeof s);
 	}
 	return 0;

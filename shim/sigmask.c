@@ -41,7 +41,7 @@ static int goroutine_sigmask(struct g *gp, int how, const sigset_t *set,
 	if (old && sys_copy_out(old, &prev, sizeof prev) < 0)
 		err = EFAULT;
 	if (set)
-		gsignal_setmask(gp, prev, now);
+		sigthread_setmask(gp, prev, now);
 	return err;
 }
 

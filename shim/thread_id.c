@@ -53,7 +53,7 @@ static bool goroutine_kill(pid_t pid, pid_t tid, int sig, long *r)
 	else if (sig < 0 || sig > 64)
 		*r = -EINVAL;
 	else
-		*r = sig == 0 ? 0 : -(long)gsignal_send(gp, sig);
+		*r = sig == 0 ? 0 : -(long)sigthread_send(gp, sig);
 	return true;
 }
 
@@ -79,7 +79,7 @@ static bool goroutine_queue(pid_t pid, pid_t tid, int sig,
 		 gp != getg())
 		*r = -EPERM;
 	else
-		*r = sig == 0 ? 0 : -(long)gsignal_queue(gp, &si);
+		*r = sig == 0 ? 0 : -(long)sigthread_queue(gp, &si);
 	return true;
 }
 

@@ -1,5 +1,5 @@
 /*
- * gsignal.c: signals sent to one goroutine (pthread_kill).
+ * sigthread.c: signals sent to one goroutine (pthread_kill).
  *
  * The kernel can direct a signal only at an OS thread, and a goroutine
  * has one only while it runs. So a signal for a goroutine that is running
@@ -23,7 +23,7 @@
  * it is sent marked: queued (rt_tgsigqueueinfo, which may not claim
  * SI_TKILL but from the main thread) with a per-process cookie as its
  * value and the target in the siginfo word after it, which the kernel
- * carries. goshim's handlers look at the mark first (gsignal_misdirected):
+ * carries. goshim's handlers look at the mark first (sigthread_misdirected):
  * the right goroutine gets the siginfo tgkill would have made (SI_TKILL,
  * our pid and uid, nothing else), any other context hands the signal back
  * to its target through sysmon. One still pending when the M takes a mask that blocks it
@@ -87,7 +87,7 @@ static void keep_for(struct g *target, int sig);
  * does not look (a signalfd read): the next one is sent regardless. */
 #define DIRECTED_STALE_NS 10000000
 
-void gsignal_siginfo(siginfo_t *si, int sig, int code)
+void sigthread_siginfo(siginfo_t *si, int sig, int code)
 {
 	memset(si, 0, sizeof *si);
 	si->si_signo = sig;
@@ -114,7 +114,7 @@ static void m_tgkill_for(struct m *mp, struct g *gp, int sig)
 		return;
 	}
 	atomic_store(&mp->directed_ns, now);
-	gsignal_siginfo(&si, sig, SI_QUEUE);
+	sigthread_siginfo(&si, sig, SI_QUEUE);
 	si.si_value.sival_ptr = (void *)cookie();
 	memcpy((char *)&si + SI_TARGET_OFF, &gp, sizeof gp);
 	SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, sig, &si);
@@ -144,13 +144,13 @@ static void keep_for(struct g *target, int sig)
 }
 
 /* Kept for gp, which sysmon looks at now (from a signal handler too). */
-void gsignal_keep(struct g *gp, int sig)
+void sigthread_keep(struct g *gp, int sig)
 {
 	keep_for(gp, sig);
 	sysmon_wake();
 }
 
-bool gsignal_misdirected(int sig, siginfo_t *si, bool *here)
+bool sigthread_misdirected(int sig, siginfo_t *si, bool *here)
 {
 	struct g *target = unmark(si);
 	struct g *gp = getg();
@@ -163,11 +163,11 @@ bool gsignal_misdirected(int sig, siginfo_t *si, bool *here)
 		atomic_fetch_and(&gp->m->directed, ~sigbit(sig));
 	if (target == gp)
 		return false;
-	gsignal_keep(target, sig);
+	sigthread_keep(target, sig);
 	return true;
 }
 
-bool gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si)
+bool sigthread_kept_siginfo(struct g *gp, int sig, siginfo_t *si)
 {
 	bool more;
 
@@ -178,14 +178,14 @@ bool gsignal_kept_siginfo(struct g *gp, int sig, siginfo_t *si)
 	return true;
 }
 
-void gsignal_kept_first(struct g *gp, int sig, siginfo_t *si)
+void sigthread_kept_first(struct g *gp, int sig, siginfo_t *si)
 {
 	if (!sigkeep_queues(sig) ||
 	    (!sigkeep_holds(NULL, sig) && !sigkeep_holds(gp, sig)))
 		return;
 	sigkeep_give(gp, sig);
 	sigkeep_put(gp, si);
-	gsignal_kept_siginfo(gp, sig, si);
+	sigthread_kept_siginfo(gp, sig, si);
 }
 
 /* Back to the process, pending for any thread, with its siginfo where
@@ -216,7 +216,7 @@ static void thread_pending_take(uint64_t set, struct g *own)
 	while (SYS4(SYS_rt_sigtimedwait, &set, &si, &zero, 8) > 0) {
 		struct g *target = unmark(&si);
 		if (target) {
-			gsignal_keep(target, si.si_signo);
+			sigthread_keep(target, si.si_signo);
 		} else if (own && si.si_pid == pid &&
 			   (si.si_code == SI_TKILL || si.si_code == SI_QUEUE)) {
 			sigkeep_put(own, &si);
@@ -263,7 +263,7 @@ static uintptr_t disposition(int sig)
 }
 
 /* End gp's interruptible wait, if it is in one. */
-static bool gsignal_interrupt(struct g *gp)
+static bool sigthread_interrupt(struct g *gp)
 {
 	spin_lock(&gp->jlock);
 	struct waiter *w = gp->intr_w;
@@ -298,12 +298,12 @@ void gcancel(struct g *gp)
 		/* ...and the signal goes to it all the same: it may have
 		 * left the wait just now, and be bound for no cancellation
 		 * point (run_goroutine_handler acts on the marked request). */
-		gsignal_send(gp, SIGCANCEL);
+		sigthread_send(gp, SIGCANCEL);
 	} else if (tls_cancel_due(gp->tcb)) {
 		if (atomic_load(&gp->cancel_syscall))
-			gsignal_send(gp, SIGCANCEL);
+			sigthread_send(gp, SIGCANCEL);
 		/* sysmon looks again: gp may be on its way into a raw
-		 * cancellable call (see gsignal_recheck). */
+		 * cancellable call (see sigthread_recheck). */
 		atomic_store(&redirected, true);
 		sysmon_wake();
 	}
@@ -340,7 +340,7 @@ static void kick(struct g *gp, int sig)
 	 * after the handler, which runs now, as the kernel runs it on a
 	 * thread blocked in a futex: the goroutine is woken only for it
 	 * (its wait loops on its state; see waiter_block and goready). */
-	if (st == G_WAITING && !blocked && !gsignal_interrupt(gp))
+	if (st == G_WAITING && !blocked && !sigthread_interrupt(gp))
 		goready(gp);
 	/* On an M now: it takes it there, if its mask lets it (a blocked
 	 * one stays kept in the G: made pending on the M's thread it would
@@ -405,26 +405,26 @@ static int send_other(struct g *gp, int sig, const siginfo_t *si)
 	return 0;
 }
 
-int gsignal_send(struct g *gp, int sig)
+int sigthread_send(struct g *gp, int sig)
 {
 	siginfo_t si;
 
-	gsignal_siginfo(&si, sig, SI_TKILL);
+	sigthread_siginfo(&si, sig, SI_TKILL);
 	return to_self(gp) ? send_self(gp, &si) : send_other(gp, sig, &si);
 }
 
-int gsignal_queue(struct g *gp, const siginfo_t *si)
+int sigthread_queue(struct g *gp, const siginfo_t *si)
 {
 	return to_self(gp) ? send_self(gp, si)
 			   : send_other(gp, si->si_signo, si);
 }
 
-void gsignal_pass(struct g *gp, int sig)
+void sigthread_pass(struct g *gp, int sig)
 {
 	send_other(gp, sig, NULL);
 }
 
-void gsignal_recheck(void)
+void sigthread_recheck(void)
 {
 	if (!atomic_exchange(&redirected, false))
 		return;
@@ -449,7 +449,7 @@ void gsignal_recheck(void)
 	}
 }
 
-void gsignal_deliver(struct g *gp)
+void sigthread_deliver(struct g *gp)
 {
 	/* Not SIGCANCEL: this is runtime code (see kick). */
 	uint64_t ready = atomic_load(&gp->sigpending) & ~gp->sigmask &
@@ -472,7 +472,7 @@ void gsignal_deliver(struct g *gp)
 		gp->intr_restart = false;
 }
 
-uint64_t gsignal_kept(struct g *gp)
+uint64_t sigthread_kept(struct g *gp)
 {
 	return atomic_load(&gp->sigpending);
 }
@@ -482,7 +482,7 @@ uint64_t g_sigmask(struct g *gp)
 	return gp->sigmask;
 }
 
-void gsignal_setmask(struct g *gp, uint64_t prev, uint64_t now)
+void sigthread_setmask(struct g *gp, uint64_t prev, uint64_t now)
 {
 	uint64_t thread = now & ~preempt_unblockable();
 
@@ -500,12 +500,12 @@ void gsignal_setmask(struct g *gp, uint64_t prev, uint64_t now)
 	sigroute_unblocked(gp, now);
 	atomic_thread_fence(memory_order_seq_cst); /* as sigsuspend */
 	if (atomic_load(&gp->sigpending) & ~now)
-		gsignal_deliver(gp);
+		sigthread_deliver(gp);
 	if (chaos())
 		sigmask_check(gp, "sigprocmask, after");
 }
 
-uint64_t gsignal_mask_temporary(struct g *gp, uint64_t tmp)
+uint64_t sigthread_mask_temporary(struct g *gp, uint64_t tmp)
 {
 	uint64_t keep = gp->sigmask;
 
@@ -513,7 +513,7 @@ uint64_t gsignal_mask_temporary(struct g *gp, uint64_t tmp)
 	return keep;
 }
 
-void gsignal_mask_restore(struct g *gp, uint64_t keep)
+void sigthread_mask_restore(struct g *gp, uint64_t keep)
 {
 	gp->sigmask = keep;
 	/* On the thread and in the M's record: the goroutine may have come
@@ -524,22 +524,22 @@ void gsignal_mask_restore(struct g *gp, uint64_t keep)
 	 * kernel to deliver once the thread's own mask lets it (as it
 	 * would have held them pending). */
 	if (atomic_load(&gp->sigpending) & ~keep)
-		gsignal_deliver(gp);
+		sigthread_deliver(gp);
 }
 
-void gsignal_sigwait_begin(struct g *gp, uint64_t set)
+void sigthread_sigwait_begin(struct g *gp, uint64_t set)
 {
 	atomic_store(&gp->sigwait_set, set);
 }
 
-void gsignal_sigwait_end(struct g *gp, uint64_t set)
+void sigthread_sigwait_end(struct g *gp, uint64_t set)
 {
 	atomic_store(&gp->sigwait_set, 0);
 	if (atomic_load(&gp->m->directed) & set)
 		m_directed_drain(gp->m, set);
 }
 
-bool gsignal_deliver_temporary(struct g *gp)
+bool sigthread_deliver_temporary(struct g *gp)
 {
 	/* A sender adds to sigpending, then reads the mask: one of the two
 	 * sees the other. */
@@ -554,19 +554,19 @@ bool gsignal_deliver_temporary(struct g *gp)
 	 * on the thread. A handler that parked has gp on another M now. */
 	uint64_t back = gp->m->sigmask;
 	m_set_sigmask(gp->m, tmp);
-	gsignal_deliver(gp);
+	sigthread_deliver(gp);
 	m_set_sigmask(gp->m, back);
 	return true;
 }
 
-bool gsignal_deliver_under(struct g *gp, uint64_t tmp)
+bool sigthread_deliver_under(struct g *gp, uint64_t tmp)
 {
-	uint64_t keep = gsignal_mask_temporary(gp, tmp);
-	bool hit = gsignal_deliver_temporary(gp);
+	uint64_t keep = sigthread_mask_temporary(gp, tmp);
+	bool hit = sigthread_deliver_temporary(gp);
 	gp->sigmask = keep;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&gp->sigpending) & ~keep)
-		gsignal_deliver(gp);
+		sigthread_deliver(gp);
 	return hit;
 }
 
@@ -622,7 +622,7 @@ void sigmask_check(struct g *gp, const char *where)
  * siginfo. Only a signal the process sent (SI_TKILL, SI_QUEUE) is: another
  * is put back, pending for the process, where it came from.
  */
-void gsignal_self_drain(struct g *gp)
+void sigthread_self_drain(struct g *gp)
 {
 	uint64_t set = gp->sigself & gp->sigmask;
 
@@ -633,7 +633,7 @@ void gsignal_self_drain(struct g *gp)
 	thread_pending_take(set, gp);
 }
 
-int gsignal_take(struct g *gp, uint64_t set, siginfo_t *si)
+int sigthread_take(struct g *gp, uint64_t set, siginfo_t *si)
 {
 	uint64_t have = atomic_load(&gp->sigpending) & set;
 
@@ -643,8 +643,8 @@ int gsignal_take(struct g *gp, uint64_t set, siginfo_t *si)
 		if (!(atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
 		      sigbit(sig)))
 			continue;
-		gsignal_siginfo(si, sig, SI_TKILL);
-		if (gsignal_kept_siginfo(gp, sig, si))
+		sigthread_siginfo(si, sig, SI_TKILL);
+		if (sigthread_kept_siginfo(gp, sig, si))
 			return sig;
 	}
 	return 0;
