@@ -6,6 +6,7 @@
  * SIZE_MAX; a thread cap is -1 or in [1, INT32_MAX].
  */
 #include "../../core/runtime.h"
+#include "../../core/runtime2.h"
 #include "../../core/stack.h"
 #include "fuzz.h"
 

@@ -20,6 +20,7 @@
 #include "../../core/cpuclock.h"
 #include "../../core/real.h"
 #include "../../core/runtime.h"
+#include "../../core/runtime2.h"
 
 #define MS 1000000LL
 

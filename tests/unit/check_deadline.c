@@ -11,6 +11,7 @@
 #include <time.h>
 #include "../../core/deadline.h"
 #include "../../core/runtime.h"
+#include "../../core/runtime2.h"
 
 static struct timespec ts(long sec, long nsec)
 {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "../../core/real.h"
 #include "../../core/runtime.h"
+#include "../../core/runtime2.h"
 #include "../../core/stack.h"
 
 START_TEST(stack_size_good)

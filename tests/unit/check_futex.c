@@ -17,6 +17,7 @@
 #include "../../core/futex.h"
 #include "../../core/real.h"
 #include "../../core/runtime.h"
+#include "../../core/runtime2.h"
 
 struct waiter_arg {
 	pthread_t t;

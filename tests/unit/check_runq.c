@@ -18,6 +18,7 @@
 #include "../../core/chaos.h"
 #include "../../core/real.h"
 #include "../../core/runtime.h"
+#include "../../core/runtime2.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 

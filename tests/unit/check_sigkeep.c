@@ -7,6 +7,7 @@
 #include <check.h>
 #include <string.h>
 #include "../../core/runtime.h"
+#include "../../core/runtime2.h"
 #include "../../core/sigkeep.h"
 
 static siginfo_t info(int sig, int value)

@@ -19,6 +19,7 @@
 #include "../../core/gomaxprocs.h"
 #include "../../core/real.h"
 #include "../../core/runtime.h"
+#include "../../core/runtime2.h"
 #include "../../core/timer.h"
 #include "../../core/waiter.h"
 
