@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "../arch/arch.h"
 
 struct rlock {
@@ -51,6 +52,43 @@ static inline void spin_unlock(struct spinlock *l)
 static inline void cpu_relax(void)
 {
 	arch_cpu_relax();
+}
+
+/*
+ * A seqcount over a small record that signal handlers read (the program's
+ * dispositions): a reader copies it out and copies again if a writer was
+ * in it meanwhile, so it never waits on a lock its own thread may hold.
+ * Writers are serialized by the caller, and block the signals whose
+ * handlers read the record while they write it.
+ */
+struct seqcount {
+	_Atomic uint32_t seq;
+};
+
+static inline void seq_read(struct seqcount *sc, void *dst, const void *src,
+			    size_t n)
+{
+	for (;;) {
+		uint32_t s = atomic_load_explicit(&sc->seq,
+						  memory_order_acquire);
+		if (s & 1) {
+			cpu_relax();
+			continue;
+		}
+		memcpy(dst, src, n);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&sc->seq, memory_order_relaxed) == s)
+			return;
+	}
+}
+
+static inline void seq_write(struct seqcount *sc, void *dst, const void *src,
+			     size_t n)
+{
+	atomic_fetch_add_explicit(&sc->seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy(dst, src, n);
+	atomic_fetch_add_explicit(&sc->seq, 1, memory_order_release);
 }
 
 void note_clear(struct note *n);

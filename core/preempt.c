@@ -378,7 +378,7 @@ static enum text_kind text_kind(uintptr_t pc)
  * so the handler never waits for its own thread. */
 static struct {
 	struct spinlock lock;
-	_Atomic uint32_t seq;
+	struct seqcount seq;
 	struct sigaction act;
 } prog;
 
@@ -389,18 +389,7 @@ static size_t stack_need;
 
 static void prog_read(struct sigaction *out)
 {
-	for (;;) {
-		uint32_t s = atomic_load_explicit(&prog.seq,
-						  memory_order_acquire);
-		if (s & 1) {
-			arch_cpu_relax();
-			continue;
-		}
-		memcpy(out, &prog.act, sizeof *out);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&prog.seq, memory_order_relaxed) == s)
-			return;
-	}
+	seq_read(&prog.seq, out, &prog.act, sizeof *out);
 }
 
 static void prog_write(const struct sigaction *act)
@@ -409,10 +398,7 @@ static void prog_write(const struct sigaction *act)
 
 	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &urg, &old, 8);
 	spin_lock(&prog.lock);
-	atomic_fetch_add_explicit(&prog.seq, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	memcpy(&prog.act, act, sizeof *act);
-	atomic_fetch_add_explicit(&prog.seq, 1, memory_order_release);
+	seq_write(&prog.seq, &prog.act, act, sizeof *act);
 	spin_unlock(&prog.lock);
 	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 }

@@ -46,34 +46,20 @@
  * signal meanwhile, so a handler never waits for its own thread. */
 static struct {
 	struct spinlock lock;
-	_Atomic uint32_t seq;
+	struct seqcount seq;
 	_Atomic uint64_t known; /* entries read from the kernel or set */
 	struct sigaction act[NSIG_KERNEL + 1];
 } prog;
 
 static void prog_read(int sig, struct sigaction *out)
 {
-	for (;;) {
-		uint32_t s = atomic_load_explicit(&prog.seq,
-						  memory_order_acquire);
-		if (s & 1) {
-			arch_cpu_relax();
-			continue;
-		}
-		memcpy(out, &prog.act[sig], sizeof *out);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&prog.seq, memory_order_relaxed) == s)
-			return;
-	}
+	seq_read(&prog.seq, out, &prog.act[sig], sizeof *out);
 }
 
 /* Under prog.lock, signals blocked. */
 static void prog_store(int sig, const struct sigaction *act)
 {
-	atomic_fetch_add_explicit(&prog.seq, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	memcpy(&prog.act[sig], act, sizeof *act);
-	atomic_fetch_add_explicit(&prog.seq, 1, memory_order_release);
+	seq_write(&prog.seq, &prog.act[sig], act, sizeof *act);
 	atomic_fetch_or(&prog.known, sigbit(sig));
 }
 
@@ -338,9 +324,8 @@ void sigroute_note(int sig)
  * mask, or what sigsuspend's goroutine had before the call, as the
  * kernel gives back), not what the kernel saved: a signal that came as
  * the M switched to the goroutine found the last one's there, which the
- * goroutine then kept, and the count of goroutines by mask (idle Ms block
- * what all of them block) went wrong for good (signal_thread, 1 run in
- * 600 under chaos). Records first, then the thread, as in sigmask.c: a
+ * goroutine would then keep, and the count of goroutines by mask (idle Ms
+ * block what all of them block) would go wrong for good. Records first, then the thread, as in sigmask.c: a
  * signal the handler's mask lets through, pending, runs its own handler
  * as the mask is set, and reads them.
  */

@@ -59,7 +59,7 @@ static void register_own(void)
 	if (!atomic_compare_exchange_strong(&own_state, &st, 1)) {
 		while (atomic_load_explicit(&own_state,
 					    memory_order_acquire) != 2)
-			arch_cpu_relax();
+			cpu_relax();
 		return;
 	}
 	if (register_atfork_fn()(fork_prepare, fork_parent, fork_child,
