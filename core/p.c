@@ -77,6 +77,20 @@ struct p *releasep(struct m *mp)
  * lock.
  */
 
+/* pp's free Gs to the global list. */
+static void gfree_flush(struct p *pp)
+{
+	struct g *gp;
+
+	rlock_lock(&sched.gflock);
+	while ((gp = pp->gfree) != NULL) {
+		pp->gfree = gp->schedlink;
+		pp->ngfree--;
+		gfput_global(gp);
+	}
+	rlock_unlock(&sched.gflock);
+}
+
 /* pp's goroutines and free Gs to the global lists (pp held, or sched.lock
  * held and pp idle). */
 void p_drain(struct p *pp)
@@ -89,31 +103,17 @@ void p_drain(struct p *pp)
 		globrunqput(gp);
 		rlock_unlock(&sched.lock);
 	}
-	rlock_lock(&sched.gflock);
-	while ((gp = pp->gfree) != NULL) {
-		pp->gfree = gp->schedlink;
-		pp->ngfree--;
-		gfput_global(gp);
-	}
-	rlock_unlock(&sched.gflock);
+	gfree_flush(pp);
 }
 
 /* sched.lock held; pp released, drained. */
 static void p_bury(struct p *pp)
 {
-	struct g *gp;
-
 	/* Its timers to P0, where Ms looking for work see them (an idle P
 	 * is buried without a drain). */
 	timers_drain(pp);
 	/* Free Gs that came back since the drain. */
-	rlock_lock(&sched.gflock);
-	while ((gp = pp->gfree) != NULL) {
-		pp->gfree = gp->schedlink;
-		pp->ngfree--;
-		gfput_global(gp);
-	}
-	rlock_unlock(&sched.gflock);
+	gfree_flush(pp);
 	atomic_store(&pp->status, P_DEAD);
 }
 
