@@ -44,7 +44,7 @@ static inline long fd_ret(long r)
 	return r;
 }
 
-/* The C library's function, or the kernel's before shim/real.c has filled
+/* The C library's function, or the kernel's before core/real.c has filled
  * the table (a constructor that runs before ours, a malloc replacement
  * reading a file inside dlsym). */
 #define FD_REAL(fn, raw, ...) (real.fn ? real.fn(__VA_ARGS__) : fd_ret(raw))
