@@ -6,7 +6,7 @@
 // pending signal the call's mask lets through (EINTR, after the events),
 // and 1,000 threads each blocked in epoll_wait on its own pipe.
 // goshim-test: env=GOMAXPROCS=1
-// goshim-test: shim-max-threads=GOMAXPROCS+4
+// goshim-test: shim-max-threads=GOMAXPROCS+5
 // goshim-test: native-min-threads=1001
 // goshim-test: timeout=60
 #include <errno.h>

@@ -1,7 +1,7 @@
 // keys: pthread_key_create/setspecific/getspecific/key_delete with
 // destructors in many threads; destructors that re-set their value;
 // pthread_once raced by many threads.
-// goshim-test: shim-max-threads=GOMAXPROCS+2
+// goshim-test: shim-max-threads=GOMAXPROCS+3
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>

@@ -5,7 +5,7 @@
 // exactly. (Under goshim the holder is wired to its OS thread, with that
 // thread's tid and robust list; a wait on a process-shared mutex holds
 // its OS thread, so the four counters may each hold one.)
-// goshim-test: shim-max-threads=GOMAXPROCS+6
+// goshim-test: shim-max-threads=GOMAXPROCS+7
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

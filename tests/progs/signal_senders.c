@@ -7,7 +7,7 @@
 // waiting forever. Each phase runs with thread-directed signals
 // (pthread_kill of the worker) and with process-directed ones (kill of
 // the process, which only the worker lets through).
-// goshim-test: shim-max-threads=GOMAXPROCS+6
+// goshim-test: shim-max-threads=GOMAXPROCS+7
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
