@@ -199,12 +199,19 @@ void stack_release_pages(struct g *gp)
 
 void stack_free(struct g *gp)
 {
+	void *tcb = gp->tcb;
+
+	/* Off allgs' view first: a dlopen copies a module's TLS image into
+	 * every G's block under alllock (tls.c), and must not meet this one
+	 * unmapped. */
+	rlock_lock(&sched.alllock);
+	gp->tcb = NULL;
+	rlock_unlock(&sched.alllock);
 	VALGRIND_STACK_DEREGISTER(gp->vg_stack);
-	tls_destroy(gp->tcb);
+	tls_destroy(tcb);
 	if (!gp->user_stack)
 		sys_munmap(gp->map, gp->map_size);
 	gp->map = NULL;
 	gp->map_size = 0;
-	gp->tcb = NULL;
 	gp->stack_lo = gp->stack_hi = NULL;
 }

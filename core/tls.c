@@ -489,9 +489,12 @@ static void copy_module_image(ptrdiff_t off, const void *image,
 {
 	rlock_lock(&sched.alllock);
 	for (struct g *gp = sched.allgs; gp; gp = gp->alllink) {
+		char *tcb = gp->tcb; /* stack_free clears it under alllock */
 		if (gp->is_main || (gp->is_g0 && gp->map == NULL))
 			continue; /* real glibc threads: ld.so did them */
-		char *block = (char *)gp->tcb + off;
+		if (tcb == NULL)
+			continue; /* a G on a free list, its stack given back */
+		char *block = tcb + off;
 		memcpy(block, image, filesz);
 		memset(block + filesz, 0, memsz - filesz);
 	}
