@@ -158,6 +158,12 @@ void keys_adopt_thread(struct g *gp);
 void keys_run_destructors(struct g *gp);
 
 /* ---- sigthread.c ---- */
+/* In goshim's handler, before an asynchronous cancel's SIGCANCEL runs
+ * glibc's handler on gp, interrupted at pc: true if pc is in goshim's own
+ * code, where an unwind would leave a runtime lock held or a waiter
+ * queued on a dead stack; the request is then marked and the signal sent
+ * again where gp runs next (its next wait ends at once). */
+bool sigthread_cancel_unsafe(struct g *gp, uintptr_t pc);
 /* sysmon: sig, whose instances sigkeep_give has just given gp, for gp. */
 void sigthread_pass(struct g *gp, int sig);
 /* On gp: raise what was kept for it and its mask lets through. */

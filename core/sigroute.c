@@ -394,6 +394,9 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 				sigthread_kept_first(gp, sig, si);
 			else if (!sigthread_kept_siginfo(gp, sig, si))
 				break;
+			if (sig == SIGCANCEL &&
+			    sigthread_cancel_unsafe(gp, arch_uc_pc(uc)))
+				break;
 			run_goroutine_handler(gp, sig, si, uc,
 					      ps == MP_SYSCALL);
 			break;

@@ -32,7 +32,9 @@
  * timer's) is kept for the goroutine (sigkeep.c) from the moment goshim
  * takes the signal until the goroutine takes it, and given to it then.
  */
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -277,6 +279,43 @@ static bool sigthread_interrupt(struct g *gp)
 	return hit;
 }
 
+/* libgoshim.so's own ELF header (the linker's, hidden). */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+
+/* pc is in goshim's own code: an executable segment of libgoshim.so, read
+ * from its program headers in memory (no loader call: async-signal-safe). */
+static bool goshim_text(uintptr_t pc)
+{
+	const ElfW(Ehdr) *eh = &__ehdr_start;
+	const ElfW(Phdr) *ph = (const void *)((const char *)eh + eh->e_phoff);
+	uintptr_t base = (uintptr_t)eh;
+
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		/* The first PT_LOAD maps the header at vaddr 0. */
+		uintptr_t lo = base + ph[i].p_vaddr;
+		if (pc >= lo && pc < lo + ph[i].p_memsz)
+			return true;
+	}
+	return false;
+}
+
+bool sigthread_cancel_unsafe(struct g *gp, uintptr_t pc)
+{
+	if (!g_cancel_async(gp) || !goshim_text(pc))
+		return false;
+	/* Marked as glibc's handler would mark it, so that the wait the
+	 * goroutine is on its way to ends at once (a cancellable one sees
+	 * the request); the signal goes again, through sysmon, to wherever
+	 * the goroutine runs next. */
+	_Atomic int *ch = tls_cancelhandling(gp->tcb);
+	if ((atomic_load(ch) & (TLS_CANCELING | TLS_CANCELED)) == TLS_CANCELING)
+		atomic_fetch_or(ch, TLS_CANCELED);
+	sigthread_keep(gp, SIGCANCEL);
+	return true;
+}
+
 void gcancel(struct g *gp)
 {
 	_Atomic int *ch = tls_cancelhandling(gp->tcb);
@@ -330,10 +369,16 @@ static void kick(struct g *gp, int sig)
 	 * runs it (user code or a system call), never to a wait; until
 	 * then sysmon keeps trying. */
 	if (sig == SIGCANCEL && st != G_RUNNING && st != G_SYSCALL) {
-		if (st == G_DEAD || st == G_IDLE)
+		if (st == G_DEAD || st == G_IDLE) {
 			atomic_fetch_and(&gp->sigpending, ~sigbit(sig));
-		else
-			atomic_store(&redirected, true);
+			return;
+		}
+		atomic_store(&redirected, true);
+		/* An asynchronous request that met the goroutine in goshim's
+		 * code (sigthread_cancel_unsafe) and found it parked since:
+		 * a trip, for its cancellable wait to see the request. */
+		if (st == G_WAITING && g_cancel_async(gp) && g_cancel_due(gp))
+			goready(gp);
 		return;
 	}
 	/* Parked: a wait the signal interrupts ends; any other goes on
