@@ -148,6 +148,15 @@ static void append(struct sigkept **h, struct sigkept *r)
 	__atomic_store_n(h, r, __ATOMIC_RELEASE);
 }
 
+/* Under the lock: whether the list at h holds an instance of sig. */
+static bool holds_locked(struct sigkept *h, int sig)
+{
+	for (; h; h = h->next)
+		if (h->si.si_signo == sig)
+			return true;
+	return false;
+}
+
 void sigkeep_put(struct g *gp, const siginfo_t *si)
 {
 	int sig = si->si_signo;
@@ -174,8 +183,7 @@ bool sigkeep_holds(struct g *gp, int sig)
 	if (__atomic_load_n(h, __ATOMIC_ACQUIRE) == NULL)
 		return false;
 	uint64_t old = kept_lock();
-	for (struct sigkept *r = *h; r && !found; r = r->next)
-		found = r->si.si_signo == sig;
+	found = holds_locked(*h, sig);
 	kept_unlock(old);
 	return found;
 }
@@ -204,11 +212,10 @@ bool sigkeep_take(struct g *gp, int sig, siginfo_t *si, bool *more)
 	return r != NULL;
 }
 
-void sigkeep_give(struct g *gp, int sig)
+/* Under the lock: every instance of sig the process holds to the end of
+ * gp's list, in order. */
+static void give_locked(struct g *gp, int sig)
 {
-	if (__atomic_load_n(&kept.process, __ATOMIC_ACQUIRE) == NULL)
-		return;
-	uint64_t old = kept_lock();
 	for (struct sigkept **h = &kept.process; *h;) {
 		struct sigkept *r = *h;
 		if (r->si.si_signo != sig) {
@@ -218,6 +225,43 @@ void sigkeep_give(struct g *gp, int sig)
 		*h = r->next;
 		append(&gp->kept, r);
 	}
+}
+
+bool sigkeep_behind(struct g *gp, siginfo_t *si, bool *more)
+{
+	int sig = si->si_signo;
+	bool swapped = false;
+
+	*more = false;
+	if (__atomic_load_n(&kept.process, __ATOMIC_ACQUIRE) == NULL &&
+	    __atomic_load_n(&gp->kept, __ATOMIC_ACQUIRE) == NULL)
+		return false;
+	uint64_t old = kept_lock();
+	if (holds_locked(kept.process, sig) || holds_locked(gp->kept, sig)) {
+		give_locked(gp, sig);
+		struct sigkept **h = &gp->kept;
+		while ((*h)->si.si_signo != sig)
+			h = &(*h)->next;
+		struct sigkept *r = *h;
+		*h = r->next;
+		/* The oldest out, si in its record behind the rest. */
+		siginfo_t oldest = r->si;
+		memcpy(&r->si, si, sizeof *si);
+		append(&gp->kept, r);
+		*si = oldest;
+		*more = true;
+		swapped = true;
+	}
+	kept_unlock(old);
+	return swapped;
+}
+
+void sigkeep_give(struct g *gp, int sig)
+{
+	if (__atomic_load_n(&kept.process, __ATOMIC_ACQUIRE) == NULL)
+		return;
+	uint64_t old = kept_lock();
+	give_locked(gp, sig);
 	kept_unlock(old);
 }
 

@@ -28,6 +28,10 @@ bool sigkeep_queues(int sig);
  * standard or internal signal (its bit is its one instance), or a
  * real-time one an instance of which could not be kept. */
 bool sigkeep_bare_ok(int sig);
+/* The kernel gave gp an instance of a queueing signal directly, si: if
+ * older ones are kept (for the process, for gp), si takes its place behind
+ * them and *si becomes the oldest; true then, and *more (si is kept). */
+bool sigkeep_behind(struct g *gp, siginfo_t *si, bool *more);
 /* Give every instance of sig the process holds to gp, in order. */
 void sigkeep_give(struct g *gp, int sig);
 /* Drop what gp (NULL: the process) holds of sig, or of every signal

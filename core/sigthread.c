@@ -182,12 +182,10 @@ bool sigthread_kept_siginfo(struct g *gp, int sig, siginfo_t *si)
 
 void sigthread_kept_first(struct g *gp, int sig, siginfo_t *si)
 {
-	if (!sigkeep_queues(sig) ||
-	    (!sigkeep_holds(NULL, sig) && !sigkeep_holds(gp, sig)))
-		return;
-	sigkeep_give(gp, sig);
-	sigkeep_put(gp, si);
-	sigthread_kept_siginfo(gp, sig, si);
+	bool more;
+
+	if (sigkeep_queues(sig) && sigkeep_behind(gp, si, &more) && more)
+		keep_for(gp, sig);
 }
 
 /* Back to the process, pending for any thread, with its siginfo where
@@ -301,17 +299,26 @@ static bool goshim_text(uintptr_t pc)
 	return false;
 }
 
+/* glibc's asynchronous request (CANCELING), marked CANCELED as its
+ * SIGCANCEL handler would mark it, and glibc's own wait for that signal
+ * (after a cancellable call) woken. */
+static void cancel_mark(_Atomic int *ch)
+{
+	if ((atomic_load(ch) & (TLS_CANCELING | TLS_CANCELED)) !=
+	    TLS_CANCELING)
+		return;
+	atomic_fetch_or(ch, TLS_CANCELED);
+	SYS3(SYS_futex, ch, FUTEX_WAKE_PRIVATE, INT_MAX);
+}
+
 bool sigthread_cancel_unsafe(struct g *gp, uintptr_t pc)
 {
 	if (!g_cancel_async(gp) || !goshim_text(pc))
 		return false;
-	/* Marked as glibc's handler would mark it, so that the wait the
-	 * goroutine is on its way to ends at once (a cancellable one sees
-	 * the request); the signal goes again, through sysmon, to wherever
-	 * the goroutine runs next. */
-	_Atomic int *ch = tls_cancelhandling(gp->tcb);
-	if ((atomic_load(ch) & (TLS_CANCELING | TLS_CANCELED)) == TLS_CANCELING)
-		atomic_fetch_or(ch, TLS_CANCELED);
+	/* Marked, so that the wait the goroutine is on its way to ends at
+	 * once (a cancellable one sees the request); the signal goes again,
+	 * through sysmon, to wherever the goroutine runs next. */
+	cancel_mark(tls_cancelhandling(gp->tcb));
 	sigthread_keep(gp, SIGCANCEL);
 	return true;
 }
@@ -330,10 +337,8 @@ void gcancel(struct g *gp)
 		 * deferred request, which its next cancellation point
 		 * takes; glibc's own wait for the signal (after a call) is
 		 * woken. */
-		if (atomic_load(&gp->status) == G_WAITING) {
-			atomic_fetch_or(ch, TLS_CANCELED);
-			SYS3(SYS_futex, ch, FUTEX_WAKE_PRIVATE, INT_MAX);
-		}
+		if (atomic_load(&gp->status) == G_WAITING)
+			cancel_mark(ch);
 		/* ...and the signal goes to it all the same: it may have
 		 * left the wait just now, and be bound for no cancellation
 		 * point (run_goroutine_handler acts on the marked request). */
