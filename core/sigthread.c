@@ -401,8 +401,14 @@ static void kick(struct g *gp, int sig)
 	      (!blocked || (atomic_load(&gp->sigwait_set) & sigbit(sig)))))
 		return;
 	struct m *mp = gp->m;
-	if (mp && (atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
-		   sigbit(sig)))
+	/* Still G_RUNNING but off its M: on its way into a park (park_m
+	 * clears gp->m before it stores G_WAITING) or out of its life.
+	 * sysmon looks again, when its state says where it is. */
+	if (mp == NULL) {
+		sigthread_keep(gp, sig);
+		return;
+	}
+	if (atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) & sigbit(sig))
 		m_tgkill_for(mp, gp, sig);
 }
 

@@ -184,7 +184,8 @@ static const char *interrupted(int flags, bool timed, bool restart)
 
 static word_t to_foreign, to_program, both, both_park;
 static atomic_int stage;
-static long foreign_wait_ret, foreign_wake_ret, foreign_both_ret;
+static long foreign_wait_ret, foreign_both_ret;
+static atomic_long foreign_wake_ret;
 
 static void callback(union sigval sv)
 {
@@ -198,7 +199,7 @@ static void callback(union sigval sv)
 	while ((r = fx(&to_program, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0)) ==
 	       0)
 		nap_ms(5);
-	foreign_wake_ret = r;
+	atomic_store(&foreign_wake_ret, r);
 	/* Waits with a program thread on one word. */
 	foreign_both_ret = fx(&both, FUTEX_WAIT_PRIVATE, 0, &ten, NULL, 0);
 	atomic_store(&stage, 1);
@@ -226,8 +227,12 @@ static void foreign(void)
 		nap_ms(5);
 	printf("program thread wakes foreign waiter: %s\n", res(r));
 	pthread_join(prog.t, NULL);
+	/* The waiter can end before its waker has stored what its call
+	 * returned. */
+	while (atomic_load(&foreign_wake_ret) == 0)
+		nap_ms(5);
 	printf("foreign thread wakes program waiter: %s, its wait %s\n",
-	       res(foreign_wake_ret), res(prog.ret));
+	       res(atomic_load(&foreign_wake_ret)), res(prog.ret));
 	start(&prog2, &both);
 	gather(&both, 0, &both_park, 2);
 	long w1 = fx(&both_park, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);

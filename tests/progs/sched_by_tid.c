@@ -82,6 +82,10 @@ int main(void)
 	int want = base < 19 ? base + 1 : base;
 	CHECK(syscall(SYS_setpriority, PRIO_PROCESS, id, want) == 0);
 	cpu_set_t got;
+	/* The raw call fills only the kernel's mask size: the rest stays
+	 * what it was. */
+	CPU_ZERO(&got);
+	CPU_ZERO(&main_after);
 	long n = syscall(SYS_sched_getaffinity, id, sizeof got, &got);
 	long n_self = syscall(SYS_sched_getaffinity, 0, sizeof got, &main_after);
 	printf("raw sched_getaffinity by id: count as the caller's own %d, "
