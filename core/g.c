@@ -151,6 +151,7 @@ static void g_entry(void *arg)
 	}
 	/* A cancel unwinds out of glibc's SIGCANCEL handler. */
 	gp->in_sighandler = 0;
+	gp->locked_frame_sp = 0;
 	go_exit(getg()->retval);
 }
 

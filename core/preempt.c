@@ -439,7 +439,9 @@ static void prog_deliver(int sig, siginfo_t *si, void *uc)
 	}
 	if (want != now)
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &want, NULL, 8);
+	uintptr_t locked = 0;
 	if (gp) {
+		locked = preempt_handler_enter(gp, uc);
 		gp->in_sighandler++;
 		gp->handlers_ran++;
 	}
@@ -447,8 +449,10 @@ static void prog_deliver(int sig, siginfo_t *si, void *uc)
 		a.sa_sigaction(sig, si, uc);
 	else
 		a.sa_handler(sig);
-	if (gp)
+	if (gp) {
 		gp->in_sighandler--;
+		preempt_handler_done(gp, locked);
+	}
 	if (gp && gp->m) {
 		/* sigreturn puts back the kernel's mask from before */
 		gp->sigmask = own;
@@ -525,6 +529,20 @@ static void preempt_here(void *uc)
 	 * itself, and standard signals do not queue. */
 }
 
+uintptr_t preempt_handler_enter(struct g *gp, const void *uc)
+{
+	uintptr_t was = gp->locked_frame_sp, sp = arch_uc_sp(uc);
+
+	if (text_kind(arch_uc_pc(uc)) != TEXT_OK && sp > was)
+		gp->locked_frame_sp = sp;
+	return was;
+}
+
+void preempt_handler_done(struct g *gp, uintptr_t token)
+{
+	gp->locked_frame_sp = token;
+}
+
 /* Is the interrupted context a safe point (its pc aside)? */
 static bool preempt_ok(struct m *mp, struct g *gp, void *uc)
 {
@@ -537,6 +555,11 @@ static bool preempt_ok(struct m *mp, struct g *gp, void *uc)
 	if (((ucontext_t *)uc)->uc_stack.ss_flags & SS_ONSTACK)
 		return false; /* in a handler of the program's, on its stack */
 	uintptr_t sp = arch_uc_sp(uc);
+	if (gp->locked_frame_sp) {
+		if (sp < gp->locked_frame_sp)
+			return false; /* a handler over a lock holder */
+		gp->locked_frame_sp = 0;
+	}
 	if (gp->stack_lo &&
 	    (sp > (uintptr_t)gp->stack_hi ||
 	     sp - (uintptr_t)gp->stack_lo < stack_need))

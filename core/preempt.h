@@ -43,6 +43,12 @@ void preempt_refresh_text(int64_t now);
  * its locks held. */
 void preempt_text_unmap(uintptr_t addr, size_t len, bool done);
 
+/* A program handler is to run on gp over the context uc: till
+ * preempt_handler_done(gp, token), gp is not preempted if that context
+ * may hold a lock (its pc is not the program's own code). */
+uintptr_t preempt_handler_enter(struct g *gp, const void *uc);
+void preempt_handler_done(struct g *gp, uintptr_t token);
+
 /* sigaction(SIGURG, act, old) as the program sees it (shim/signal.c). */
 int preempt_sigaction(const struct sigaction *act, struct sigaction *old);
 

@@ -175,6 +175,11 @@ struct g {
 	 * entry in one is no place to yield. A handler that longjmps out
 	 * leaves it counted. */
 	uint32_t in_sighandler;
+	/* A program handler runs on it over code that may hold a lock
+	 * (goshim's, libc's): that code's stack pointer (the outermost such
+	 * handler's), else 0. No preemption while it runs below it; a
+	 * handler left by longjmp leaves its sp above it, seen as left. */
+	uintptr_t locked_frame_sp;
 	/* Program signal handlers that ran on it, ever: an EINTR with no
 	 * new one was goshim's own signal (shim/fd.h, own_eintr). */
 	uint32_t handlers_ran;

@@ -92,6 +92,7 @@ void g_signals_init(struct g *gp)
 	gp->sigself = 0;
 	atomic_store(&gp->sigwait_set, 0);
 	gp->in_sighandler = 0;
+	gp->locked_frame_sp = 0;
 	/* A new thread has no alternate signal stack. */
 	gp->altstack = (stack_t){ .ss_flags = SS_DISABLE };
 	/* ...and its signal mask, as pthread_create gives it. */

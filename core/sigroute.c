@@ -347,6 +347,7 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	 * park it and resume it on another M. */
 	if (in_syscall)
 		exitsyscall();
+	uintptr_t locked = preempt_handler_enter(gp, uc);
 	gp->in_sighandler++;
 	gp->handlers_ran++;
 	/* glibc's handler ignores a request already marked (gcancel marks
@@ -358,6 +359,7 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	if (chaos())
 		sigmask_check(gp, "a handler returns");
 	gp->in_sighandler--;
+	preempt_handler_done(gp, locked);
 	gp->sigmask = own;
 	/* Kept while the handler blocked them: raised on this thread, whose
 	 * mask holds them until sigreturn, then delivered here. (A sender

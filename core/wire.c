@@ -294,7 +294,7 @@ static int wire_set(struct g *gp, struct value *v)
 		goto out;
 	}
 	value_store(a, v);
-	a->pending = tid == 0;
+	__atomic_store_n(&a->pending, tid == 0, __ATOMIC_RELEASE);
 	/* Natively the thread's place in wait queues it joins from now. */
 	if (v->kind == V_SCHED)
 		atomic_store_explicit(&gp->rtprio,
@@ -567,17 +567,34 @@ static void apply_all(pid_t tid, const struct thread_attrs *a)
 						  .nice = a->nice });
 }
 
+/* The lock is busy for a moment when another thread reads or sets gp's
+ * values; for good when gp itself holds it, stopped inside wire_set (a
+ * handler of the program's that parked there): gp cannot let go before it
+ * runs, so past a while its values wait for its next run. */
+#define ADOPT_WAIT_NS 100000
+
 void wire_adopt(struct m *mp, struct g *gp)
 {
-	spin_lock(&gp->jlock);
 	struct thread_attrs *a = gp->attrs;
+	if (a == NULL || !__atomic_load_n(&a->pending, __ATOMIC_ACQUIRE))
+		return;
+	int64_t until = 0;
+	while (!spin_trylock(&gp->jlock)) {
+		int64_t now = nanotime();
+		if (until == 0)
+			until = now + ADOPT_WAIT_NS;
+		else if (now > until)
+			return;
+		cpu_relax();
+	}
+	a = gp->attrs;
 	if (a && a->pending) {
 		if (gp->lockedm == NULL) {
 			gp->lockedm = mp;
 			mp->lockedg = gp;
 		}
 		apply_all(mp->tid, a);
-		a->pending = false;
+		__atomic_store_n(&a->pending, false, __ATOMIC_RELEASE);
 	}
 	spin_unlock(&gp->jlock);
 }
