@@ -541,9 +541,10 @@ static struct g gone_g = { .status = G_IDLE, .exited = true };
 
 /* A handle outlives its thread: glibc keeps a joined thread's descriptor
  * in its stack cache, goshim unmaps a stack of another size than the
- * default (and a stack the program gave back is the program's). So the
- * handle is read only where the kernel says it can be, and a G that has
- * moved on to another TCB, or none, no longer answers for it. An M's g0
+ * default (and a stack the program gave back is the program's). So a
+ * handle that is not in the table of goshim's TCBs (handle.c) is read
+ * only where the kernel says it can be, and a G that has moved on to
+ * another TCB, or none, no longer answers for it. An M's g0
  * is no program thread: its handle, seen only by code that runs on g0 (a
  * sanitizer runtime asking pthread_getattr_np(pthread_self())), is the
  * M's own glibc identity, which glibc answers for. */
@@ -553,6 +554,10 @@ struct g *g_from_handle(uintptr_t handle)
 
 	if (handle == 0)
 		return NULL;
+	gp = handle_find(handle);
+	if (gp && gp->magic == G_MAGIC &&
+	    (uintptr_t)__atomic_load_n(&gp->tcb, __ATOMIC_RELAXED) == handle)
+		return gp->is_g0 ? NULL : gp;
 	slot = (struct g **)(handle + (uintptr_t)tls_g_offset());
 	if (!sys_readable(slot))
 		return &gone_g;

@@ -685,6 +685,7 @@ void sched_init(int32_t procs, bool adopt)
 	maing->magic = G_MAGIC;
 	maing->is_main = true;
 	maing->tcb = arch_get_tp();
+	handle_add(maing->tcb, maing);
 	maing->ctx.tp = maing->tcb;
 	maing->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
 	maing->tid = m0->tid;

@@ -308,4 +308,10 @@ void globrunqput(struct g *gp);		  /* sched.lock held */
 void globrunqputbatch(struct g *head, struct g *tail, int32_t n);
 struct g *globrunqget(struct p *pp, int32_t max); /* sched.lock held */
 
+/* handle.c: the TCBs goshim built, TCB to G (a cache: NULL or a G
+ * whose own tcb the caller checks). handle_del_locked under alllock. */
+void handle_add(void *tcb, struct g *gp);
+void handle_del_locked(void *tcb);
+struct g *handle_find(uintptr_t tcb);
+
 #endif

@@ -163,6 +163,7 @@ int stack_alloc(struct g *gp, size_t stacksize, size_t guardsize)
 	gp->stack_hi = tls_stack_top(tcb);
 	gp->user_stack = false;
 	gp->vg_stack = VALGRIND_STACK_REGISTER(gp->stack_lo, gp->stack_hi);
+	handle_add(tcb, gp);
 	return 0;
 }
 
@@ -185,6 +186,7 @@ int stack_use_user(struct g *gp, void *addr, size_t size)
 	gp->stack_hi = tls_stack_top(tcb);
 	gp->user_stack = true;
 	gp->vg_stack = VALGRIND_STACK_REGISTER(gp->stack_lo, gp->stack_hi);
+	handle_add(tcb, gp);
 	return 0;
 }
 
@@ -206,6 +208,7 @@ void stack_free(struct g *gp)
 	 * unmapped. */
 	rlock_lock(&sched.alllock);
 	gp->tcb = NULL;
+	handle_del_locked(tcb);
 	rlock_unlock(&sched.alllock);
 	VALGRIND_STACK_DEREGISTER(gp->vg_stack);
 	tls_destroy(tcb);
