@@ -271,21 +271,11 @@ valgrind: all $(VG_UNIT) $(VG_PROGS)
 		tests/run/run-progs.sh $(B) $(VG_PROGS)
 
 # ---- benchmarks (print numbers; never pass/fail on time) --------------------
+# One table, native vs goshim vs Go, medians of interleaved runs
+# (tests/bench/bench.sh). BENCH_ONLY=create,sync,sleep,mem,million,net,sysmon
+# picks rows; BENCH_QUICK=1 takes small sizes; tests/README.md has the rest.
 bench: all
-	tests/bench/run.sh $(B)
-
-# Mutex/condvar, sleep and memory benchmarks: native vs goshim vs Go.
-bench-sync: all
-	tests/bench/run_sync.sh $(B)
-
-# Echo servers at 100 / 1,000 / 10,000 connections: native vs goshim vs Go.
-bench-net: all
-	tests/bench/run_net.sh $(B)
-
-# Stalls while other threads fsync, spin or block out of sight, and the cost
-# of entersyscall/exitsyscall: native vs goshim vs Go.
-bench-sysmon: all
-	tests/bench/run_sysmon.sh $(B)
+	tests/bench/bench.sh $(B)
 
 # ---- fuzzing: every parser of outside text (tests/fuzz) --------------------
 # Each harness is built with clang's libFuzzer, ASan and UBSan, from the
@@ -332,6 +322,5 @@ clean:
 	rm -rf $(B)
 
 .PHONY: all tools unit progs diag check compat tools-check ptree layering demo stress asan \
-	valgrind bench \
-	bench-sync bench-net bench-sysmon cross-aarch64 clean
+	valgrind bench cross-aarch64 clean
 .SECONDARY:

@@ -1,8 +1,9 @@
 /* net_load [-P echo|http] [-r REQUESTS] [-u PATH] [-T TIMEOUT_MS]
  *          PORT CONNS WARMUP_MS MEASURE_MS
  *
- * The load generator of `make bench-net` and `goshim stress`, the same for
- * every server measured (always run natively). Loads 127.0.0.1 only.
+ * The load generator of `make bench` (its net rows) and `goshim stress`,
+ * the same for every server measured (always run natively). Loads
+ * 127.0.0.1 only.
  *
  * One thread and one epoll instance drive CONNS keep-alive connections to
  * 127.0.0.1:PORT, closed loop: each connection has one request

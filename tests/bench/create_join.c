@@ -3,7 +3,7 @@
  *   serial    create one thread, join it, repeat
  *   batch100  create 100 threads, join them in order, repeat
  * Each thread stores a value derived from its argument (like create_join.go),
- * returned through pthread_join. Built and run by tests/bench/run.sh. */
+ * returned through pthread_join. Built and run by tests/bench/bench.sh. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>

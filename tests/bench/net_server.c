@@ -1,4 +1,4 @@
-/* net_server CONNS: the server side of `make bench-net`, a classic
+/* net_server CONNS: the server side of `make bench`'s net rows, a classic
  * thread-per-connection echo server, the kind goshim is for: it listens on
  * 127.0.0.1 (an ephemeral port), prints "port N" (flushed) for the load
  * generator, accepts CONNS connections with one blocking thread each

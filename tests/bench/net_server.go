@@ -1,5 +1,5 @@
 // net_server CONNS: the Go counterpart of net_server.c for `make
-// bench-net`, a goroutine-per-connection echo server: it listens on
+// bench`, a goroutine-per-connection echo server: it listens on
 // 127.0.0.1 (an ephemeral port), prints "port N", accepts CONNS
 // connections with one goroutine each, echoes what each reads until EOF,
 // and once every connection has ended prints "rss_peak_kib N" (VmHWM from

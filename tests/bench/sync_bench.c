@@ -1,6 +1,6 @@
 /* sync_bench MODE [N]: mutex and condvar costs, one "NAME VALUE" line each;
  * every figure is the best of 3 timed runs after a warm-up. Built and run by
- * tests/bench/run_sync.sh; sync_bench.go is the Go counterpart.
+ * tests/bench/bench.sh; sync_bench.go is the Go counterpart.
  *   pingpong [N=100000]  two threads hand a turn flag back and forth under one
  *                        mutex with two condvars: "cond_pingpong NS" per
  *                        round trip (two handoffs)

@@ -3,7 +3,7 @@
  * prints "sleep_wall_ms MS", the wall time from before the first
  * pthread_create to after the last pthread_join. Checks that no sleep was
  * shorter than asked (CLOCK_MONOTONIC) and that every sleep happened. The
- * peak OS thread count is sampled from outside (tests/bench/run_sync.sh
+ * peak OS thread count is sampled from outside (tests/bench/bench.sh
  * runs this under tests/tools/threadpeak). sync_sleep.go is the Go
  * counterpart; tests/progs/sleep_10k.c the smaller test. */
 #define _GNU_SOURCE
