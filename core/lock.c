@@ -50,27 +50,60 @@ void note_clear(struct note *n)
 
 void note_sleep(struct note *n)
 {
-	while (atomic_load_explicit(&n->key, memory_order_acquire) == 0)
-		sys_futex(&n->key, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	uint32_t v;
+
+	/* A kick changes the word: wait on what was read. */
+	while (!((v = atomic_load_explicit(&n->key, memory_order_acquire)) &
+		 1))
+		sys_futex(&n->key, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
 }
 
 bool note_sleep_ns(struct note *n, int64_t ns)
 {
 	int64_t end = nanotime() + ns;
+	uint32_t v;
 
-	while (atomic_load_explicit(&n->key, memory_order_acquire) == 0) {
+	while (!((v = atomic_load_explicit(&n->key, memory_order_acquire)) &
+		 1)) {
 		int64_t left = end - nanotime();
 		if (left < 0)
 			return false;
 		struct timespec rel = ts_from_ns(left);
-		sys_futex(&n->key, FUTEX_WAIT_PRIVATE, 0, &rel, NULL, 0);
+		sys_futex(&n->key, FUTEX_WAIT_PRIVATE, v, &rel, NULL, 0);
+	}
+	return true;
+}
+
+bool note_sleep_until_kick(struct note *n, int64_t deadline, uint32_t seen)
+{
+	uint32_t v;
+
+	while (!((v = atomic_load_explicit(&n->key, memory_order_acquire)) &
+		 1)) {
+		if (v >> 1 != seen)
+			return true;
+		struct timespec rel, *tmo = NULL;
+		if (deadline >= 0) {
+			int64_t left = deadline - nanotime();
+			if (left < 0)
+				return false;
+			rel = ts_from_ns(left);
+			tmo = &rel;
+		}
+		sys_futex(&n->key, FUTEX_WAIT_PRIVATE, v, tmo, NULL, 0);
 	}
 	return true;
 }
 
 void note_wakeup(struct note *n)
 {
-	if (atomic_exchange_explicit(&n->key, 1, memory_order_release) != 0)
+	if (atomic_fetch_or_explicit(&n->key, 1, memory_order_release) & 1)
 		return; /* already woken: a note is one-shot */
+	sys_futex(&n->key, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void note_kick(struct note *n)
+{
+	atomic_fetch_add_explicit(&n->key, 2, memory_order_release);
 	sys_futex(&n->key, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }

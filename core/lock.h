@@ -24,7 +24,8 @@ struct spinlock {
 };
 
 struct note {
-	_Atomic uint32_t key; /* 0 clear, 1 woken */
+	/* bit 0: woken; above it, a count of kicks (note_kick) */
+	_Atomic uint32_t key;
 };
 
 void rlock_lock(struct rlock *l);
@@ -96,5 +97,19 @@ void note_sleep(struct note *n);
 /* Sleep until woken or ns nanoseconds pass; true if woken. */
 bool note_sleep_ns(struct note *n, int64_t ns);
 void note_wakeup(struct note *n);
+/* Wake the sleeper without waking the note: note_sleep sleeps on, and
+ * note_kicks says a kick came (an idle M's cue to read its mask again). */
+void note_kick(struct note *n);
+static inline uint32_t note_kicks(struct note *n)
+{
+	return atomic_load_explicit(&n->key, memory_order_acquire) >> 1;
+}
+static inline bool note_woken(struct note *n)
+{
+	return atomic_load_explicit(&n->key, memory_order_acquire) & 1;
+}
+/* Sleep until woken (true), the deadline passes (monotonic ns, -1 none:
+ * false), or a kick comes after `seen` kicks (true, still not woken). */
+bool note_sleep_until_kick(struct note *n, int64_t deadline, uint32_t seen);
 
 #endif

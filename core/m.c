@@ -207,6 +207,51 @@ static bool midle_remove(struct m *mp)
 }
 
 /*
+ * An M that sleeps with nothing to run (idle, wired and waiting, or the
+ * main thread after its goroutine) blocks the idle mask: what every
+ * goroutine blocks. When a goroutine comes to block more than all the
+ * others did, m_kick_idle kicks each such M, which reads the mask again
+ * and sleeps on where it was. (Taking the idle ones off their list
+ * instead, as a wakeup does, left the list empty through a burst of mask
+ * changes, and startm made a new M each time.) The flag is set before the
+ * mask is read and read after it is changed (m_kick_idle): one side sees
+ * the other.
+ */
+static uint32_t m_idle_begin(struct m *mp)
+{
+	atomic_store(&mp->idle_masked, true);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint32_t seen = note_kicks(&mp->park);
+	idle_signals_block(mp);
+	return seen;
+}
+
+/* Sleep until woken (true) or the deadline (-1 none) passes (false). */
+static bool m_idle_sleep(struct m *mp, int64_t deadline, uint32_t seen)
+{
+	bool woke;
+
+	while ((woke = note_sleep_until_kick(&mp->park, deadline, seen)) &&
+	       !note_woken(&mp->park)) {
+		seen = note_kicks(&mp->park);
+		idle_signals_block(mp);
+	}
+	atomic_store(&mp->idle_masked, false);
+	return woke;
+}
+
+void m_kick_idle(void)
+{
+	atomic_thread_fence(memory_order_seq_cst); /* the new mask first */
+	for (struct m *mp = __atomic_load_n(&sched.allms, __ATOMIC_ACQUIRE);
+	     mp; mp = mp->alllink)
+		if (atomic_load(&mp->idle_masked))
+			note_kick(&mp->park);
+	/* The timer keeper may be blocked in netpoll (findrunnable). */
+	netpoll_break();
+}
+
+/*
  * Park the M until startm gives it a P (true), or until the deadline
  * (monotonic ns; -1 none) passes or m_kick wakes it without one (false).
  */
@@ -219,22 +264,17 @@ bool stopm(struct m *mp, int64_t deadline)
 	if (deadline < 0)
 		checkdead();
 	rlock_unlock(&sched.lock);
-	/* The idle mask, read once on the idle list: a goroutine that blocks
-	 * more from now on kicks this M (m_kick_idle), which reads it again.
-	 * Read before, a change in between would be missed, and the M
-	 * would sleep taking a signal every goroutine blocks, whose default
-	 * action ends the process (a SIGUSR2 meant for sigwait). */
-	idle_signals_block(mp);
+	/* The idle mask, read on the idle list: read before, a change in
+	 * between would be missed, and the M would sleep taking a signal
+	 * every goroutine blocks, whose default action ends the process (a
+	 * SIGUSR2 meant for sigwait). */
+	uint32_t seen = m_idle_begin(mp);
 	if (chaos())
 		chaos_delay(); /* startm's wakeup may come first */
 	bool alone = sysmon_absent();
 	if (alone)
 		sysmon_stand_in(mp);
-	bool woke = true;
-	if (deadline < 0)
-		note_sleep(&mp->park);
-	else
-		woke = note_sleep_ns(&mp->park, deadline - nanotime());
+	bool woke = m_idle_sleep(mp, deadline, seen);
 	if (alone)
 		sysmon_stand_in_end(mp);
 	if (!woke) {
@@ -328,22 +368,6 @@ void m_kick(struct m *mp)
 	}
 }
 
-void m_kick_idle(void)
-{
-	rlock_lock(&sched.lock);
-	struct m *list = sched.midle;
-	sched.midle = NULL;
-	sched.nmidle = 0;
-	for (struct m *mp = list; mp; mp = mp->schedlink)
-		mp->nextp = NULL;
-	rlock_unlock(&sched.lock);
-	while (list) {
-		struct m *mp = list;
-		list = mp->schedlink;
-		note_wakeup(&mp->park);
-	}
-	netpoll_break();
-}
 
 /* ---- wired Ms ----------------------------------------------------------- */
 
@@ -359,8 +383,7 @@ void stoplockedm(struct m *mp)
 	sched.nmidlelocked++;
 	checkdead();
 	rlock_unlock(&sched.lock);
-	idle_signals_block(mp);
-	note_sleep(&mp->park);
+	m_idle_sleep(mp, -1, m_idle_begin(mp));
 	note_clear(&mp->park);
 	acquirep(mp, mp->nextp);
 	mp->nextp = NULL;
@@ -402,7 +425,6 @@ void mexit(struct m *mp)
 	atomic_store(&mp->g0->status, G_DEAD);
 	if (!main_thread)
 		real.pthread_exit(NULL); /* g0 is the thread's own identity */
-	idle_signals_block(mp);
 	for (;;)
-		note_sleep(&mp->park); /* nobody wakes it */
+		m_idle_sleep(mp, -1, m_idle_begin(mp)); /* nobody wakes it */
 }

@@ -213,6 +213,7 @@ struct m {
 	bool spinning;
 	pid_t tid;
 	struct note park;	/* idle M sleeps here */
+	_Atomic bool idle_masked; /* asleep with the idle mask (m.c) */
 	struct m *schedlink;	/* idle list */
 	struct m *alllink;
 	/* what g0 does for curg after it switched back; returns a G to run

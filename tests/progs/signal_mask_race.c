@@ -6,8 +6,11 @@
 // after the unblock runs its handler before raise returns. Meanwhile a
 // thread waits for SIGCHLD the way dash does (block all, sigsuspend with
 // the old mask until the handler has run, restore), and must see every
-// one of the signals a fourth thread sends it, one at a time.
+// one of the signals a fourth thread sends it, one at a time. Idle Ms
+// stay few while the masks change: each change that reaches them kicks
+// them to read the idle mask again.
 // goshim-test: timeout=120
+// goshim-test: shim-max-threads=GOMAXPROCS+10
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
