@@ -407,7 +407,7 @@ void go_exit(void *retval)
 	mutex_goexit(gp);
 	g_clear_tid(gp);
 	sigroute_mask_change(gp->sigmask, 0, true, false);
-	sigkeep_drop(gp, 0); /* a thread's pending signals die with it */
+	sigthread_exit(gp);
 	/* The last thread of a process whose main called pthread_exit
 	 * ends the process, as glibc's start_thread does. */
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
@@ -426,6 +426,7 @@ void main_goroutine_exit(void)
 	mutex_goexit(gp);
 	g_clear_tid(gp);
 	sigroute_mask_change(gp->sigmask, 0, true, false);
+	sigthread_exit(gp);
 	atomic_store(&sched.main_exited, true);
 	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
 		exit(0);

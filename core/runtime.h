@@ -119,6 +119,13 @@ struct g {
 	uint64_t sigmask;
 	/* Signals sent to it (pthread_kill) while it was not on an M. */
 	_Atomic uint64_t sigpending;
+	/* Of them, the process's (kill, timers, the kernel's choice): given
+	 * to it, not sent to it, so they go back to the process if it ends
+	 * first, as a thread's exit hands the process's pending signals to
+	 * another (sigthread_exit). */
+	_Atomic uint64_t sigprocess;
+	/* Ending (sigthread_exit): no process signal is given to it. */
+	_Atomic bool sigexiting;
 	/* Their siginfo, one per instance (sigkeep.c, under its lock). */
 	struct sigkept *kept;
 	/* Signals it sent itself while it blocked them: pending on its M's

@@ -164,8 +164,21 @@ void keys_run_destructors(struct g *gp);
  * queued on a dead stack; the request is then marked and the signal sent
  * again where gp runs next (its next wait ends at once). */
 bool sigthread_cancel_unsafe(struct g *gp, uintptr_t pc);
-/* sysmon: sig, whose instances sigkeep_give has just given gp, for gp. */
-void sigthread_pass(struct g *gp, int sig);
+/* sysmon: sig, whose instances sigkeep_give has just given gp, for gp
+ * in its life goid (back to the process if that one has ended). */
+void sigthread_pass(struct g *gp, uint64_t goid, int sig);
+/* In the handler: a signal the kernel gave this thread (the process's)
+ * met gp in the runtime; kept for it as sigthread_keep does, and given
+ * back to the process if gp ends first. */
+void sigthread_keep_given(struct g *gp, int sig);
+/* gp's handler or sigwait took sig. */
+void sigthread_taken(struct g *gp, int sig);
+/* gp ends: the process's signals it was given go back to the process,
+ * the rest die with it; from here it is given none. */
+void sigthread_exit(struct g *gp);
+/* A G made anew (newproc): nothing pending, what the process gave it
+ * while it lay free back to the process. */
+void sigthread_reset(struct g *gp);
 /* On gp: raise what was kept for it and its mask lets through. */
 void sigthread_deliver(struct g *gp);
 /* chaos: mp's thread (the caller's) has the mask mp's record says. */

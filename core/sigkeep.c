@@ -265,6 +265,34 @@ void sigkeep_give(struct g *gp, int sig)
 	kept_unlock(old);
 }
 
+void sigkeep_return(struct g *gp, int sig)
+{
+	struct sigkept *back = NULL, **tail = &back;
+
+	if (__atomic_load_n(&gp->kept, __ATOMIC_ACQUIRE) == NULL)
+		return;
+	uint64_t old = kept_lock();
+	for (struct sigkept **h = &gp->kept; *h;) {
+		struct sigkept *r = *h;
+		if (r->si.si_signo != sig) {
+			h = &r->next;
+			continue;
+		}
+		*h = r->next;
+		/* A standard signal is pending once: the process's own
+		 * instance stands for both. */
+		if (standard(sig) && holds_locked(kept.process, sig)) {
+			rec_free(r);
+			continue;
+		}
+		*tail = r;
+		tail = &r->next;
+	}
+	*tail = kept.process;
+	__atomic_store_n(&kept.process, back, __ATOMIC_RELEASE);
+	kept_unlock(old);
+}
+
 void sigkeep_drop(struct g *gp, int sig)
 {
 	struct sigkept **h = holder(gp);

@@ -34,6 +34,9 @@ bool sigkeep_bare_ok(int sig);
 bool sigkeep_behind(struct g *gp, siginfo_t *si, bool *more);
 /* Give every instance of sig the process holds to gp, in order. */
 void sigkeep_give(struct g *gp, int sig);
+/* Give every instance of sig gp holds back to the process, ahead of what
+ * the process holds (they are older): gp ended before it took them. */
+void sigkeep_return(struct g *gp, int sig);
 /* Drop what gp (NULL: the process) holds of sig, or of every signal
  * (sig 0): the signal was ignored, or gp exited. */
 void sigkeep_drop(struct g *gp, int sig);

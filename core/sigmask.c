@@ -87,8 +87,7 @@ void g_signals_init(struct g *gp)
 {
 	struct g *me = getg();
 
-	atomic_store(&gp->sigpending, 0);
-	sigkeep_drop(gp, 0);
+	sigthread_reset(gp);
 	gp->sigself = 0;
 	atomic_store(&gp->sigwait_set, 0);
 	gp->in_sighandler = 0;

@@ -348,6 +348,7 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	if (in_syscall)
 		exitsyscall();
 	uintptr_t locked = preempt_handler_enter(gp, uc);
+	sigthread_taken(gp, sig);
 	gp->in_sighandler++;
 	gp->handlers_ran++;
 	/* glibc's handler ignores a request already marked (gcancel marks
@@ -407,9 +408,15 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 			 * (this stack may be g0's): the goroutine gets it at
 			 * its next step out, with this siginfo (one goshim
 			 * sent it has its own kept already). */
-			if (!here)
-				sigkeep_put(gp, si);
-			sigthread_keep(gp, sig);
+			if (here) {
+				sigthread_keep(gp, sig);
+				break;
+			}
+			sigkeep_put(gp, si);
+			if (si->si_code == SI_TKILL)
+				sigthread_keep(gp, sig); /* sent to this thread */
+			else
+				sigthread_keep_given(gp, sig);
 			break;
 		}
 	} else {
@@ -432,26 +439,39 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
  * it does not block sig. Else one that takes it at once if there is one:
  * parked in a wait the signal interrupts, else on an M (running, or in a
  * system call), else any; NULL if every one blocks it. allgs only grows
- * at its head, so it is walked without its lock. */
-static struct g *route_target(int sig)
+ * at its head, so it is walked without its lock. *goid: the life of the
+ * G seen (a G is reused: sigthread_pass gives it only to that one). */
+static struct g *route_target(int sig, uint64_t *goid)
 {
 	struct g *on_m = NULL, *any = NULL, *intr = NULL;
+	uint64_t on_m_id = 0, any_id = 0, intr_id = 0;
 
 	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
 	     gp; gp = gp->alllink) {
+		uint64_t id = __atomic_load_n(&gp->goid, __ATOMIC_RELAXED);
 		uint32_t st = atomic_load(&gp->status);
 		if (gp->is_g0 || st == G_IDLE || st == G_DEAD ||
-		    (gp->sigmask & sigbit(sig)))
+		    (gp->sigmask & sigbit(sig)) ||
+		    atomic_load(&gp->sigexiting))
 			continue;
-		if (gp->is_main && !gp->exited)
+		if (gp->is_main && !gp->exited) {
+			*goid = id;
 			return gp;
-		if (intr == NULL && st == G_WAITING && gp->intr_w)
+		}
+		if (intr == NULL && st == G_WAITING && gp->intr_w) {
 			intr = gp;
-		if (on_m == NULL && (st == G_RUNNING || st == G_SYSCALL))
+			intr_id = id;
+		}
+		if (on_m == NULL && (st == G_RUNNING || st == G_SYSCALL)) {
 			on_m = gp;
-		if (any == NULL)
+			on_m_id = id;
+		}
+		if (any == NULL) {
 			any = gp;
+			any_id = id;
+		}
 	}
+	*goid = intr ? intr_id : on_m ? on_m_id : any_id;
 	return intr ? intr : on_m ? on_m : any;
 }
 
@@ -468,13 +488,14 @@ void sigroute_run(void)
 		if (sigkeep_queues(sig) && !sigkeep_holds(NULL, sig) &&
 		    !sigkeep_bare_ok(sig))
 			continue;
-		struct g *gp = route_target(sig);
+		uint64_t goid;
+		struct g *gp = route_target(sig, &goid);
 		if (gp == NULL) {
 			atomic_fetch_or(&unclaimed, sigbit(sig));
 			continue;
 		}
 		sigkeep_give(gp, sig);
-		sigthread_pass(gp, sig);
+		sigthread_pass(gp, goid, sig);
 	}
 }
 
@@ -487,7 +508,7 @@ void sigroute_unblocked(struct g *gp, uint64_t mask)
 		mine &= mine - 1;
 		if (atomic_fetch_and(&unclaimed, ~sigbit(sig)) & sigbit(sig)) {
 			sigkeep_give(gp, sig);
-			sigthread_pass(gp, sig);
+			sigthread_pass(gp, gp->goid, sig);
 		}
 	}
 }

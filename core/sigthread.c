@@ -122,6 +122,8 @@ static void m_tgkill_for(struct m *mp, struct g *gp, int sig)
 	SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, sig, &si);
 }
 
+static void given(struct g *gp);
+
 /* The target of a marked signal (and the mark removed), else NULL. */
 static struct g *unmark(siginfo_t *si)
 {
@@ -166,6 +168,7 @@ bool sigthread_misdirected(int sig, siginfo_t *si, bool *here)
 	if (target == gp)
 		return false;
 	sigthread_keep(target, sig);
+	given(target); /* a process signal on its way to a goroutine that ends */
 	return true;
 }
 
@@ -217,6 +220,7 @@ static void thread_pending_take(uint64_t set, struct g *own)
 		struct g *target = unmark(&si);
 		if (target) {
 			sigthread_keep(target, si.si_signo);
+			given(target);
 		} else if (own && si.si_pid == pid &&
 			   (si.si_code == SI_TKILL || si.si_code == SI_QUEUE)) {
 			sigkeep_put(own, &si);
@@ -442,18 +446,30 @@ static int send_self(struct g *me, const siginfo_t *si)
 /* sig for gp, another goroutine (or gp itself, taking what sysmon gives
  * it), with si kept for it first: NULL where the instances it takes are
  * kept for it already. */
+/* A signal gp does not block whose disposition leaves no handler to
+ * run: ignored (dropped, 0), or a default action, taken here (the
+ * process ends or stops as if the kernel had given it any thread). -1:
+ * gp is to take it. */
+static int disposition_acts(struct g *gp, int sig)
+{
+	if (gp->sigmask & sigbit(sig))
+		return -1;
+	uintptr_t h = disposition(sig);
+	if (h == (uintptr_t)SIG_IGN ||
+	    (h == (uintptr_t)SIG_DFL && ignored_by_default(sig))) {
+		sigkeep_drop(gp, sig);
+		return 0;
+	}
+	if (h == (uintptr_t)SIG_DFL)
+		return (int)-m_tgkill((pid_t)SYS0(SYS_gettid), sig);
+	return -1;
+}
+
 static int send_other(struct g *gp, int sig, const siginfo_t *si)
 {
-	if (!(gp->sigmask & sigbit(sig))) {
-		uintptr_t h = disposition(sig);
-		if (h == (uintptr_t)SIG_IGN ||
-		    (h == (uintptr_t)SIG_DFL && ignored_by_default(sig))) {
-			sigkeep_drop(gp, sig);
-			return 0;
-		}
-		if (h == (uintptr_t)SIG_DFL)
-			return (int)-m_tgkill((pid_t)SYS0(SYS_gettid), sig);
-	}
+	int done = disposition_acts(gp, sig);
+	if (done >= 0)
+		return done;
 	if (si)
 		sigkeep_put(gp, si);
 	atomic_fetch_or(&gp->sigpending, sigbit(sig));
@@ -475,9 +491,102 @@ int sigthread_queue(struct g *gp, const siginfo_t *si)
 			   : send_other(gp, si->si_signo, si);
 }
 
-void sigthread_pass(struct g *gp, int sig)
+/* The process's signals gp was given and has not taken go back to the
+ * process, for sysmon to give to another goroutine. */
+static void give_back(struct g *gp)
 {
-	send_other(gp, sig, NULL);
+	uint64_t back = atomic_load(&gp->sigprocess) &
+			atomic_load(&gp->sigpending);
+
+	for (; back; back &= back - 1) {
+		int sig = __builtin_ctzll(back) + 1;
+		if (!(atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) &
+		      sigbit(sig)))
+			continue;
+		atomic_fetch_and(&gp->sigprocess, ~sigbit(sig));
+		sigkeep_return(gp, sig);
+		sigroute_note(sig);
+	}
+}
+
+/* gp was given a process signal: if it has begun to end meanwhile (or
+ * has ended: a G on the free list), the signal goes back. sigthread_exit
+ * and sigthread_reset store first, then look; the giver sets the bits,
+ * then looks: one of the two sees the other. */
+static void given(struct g *gp)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	uint32_t st = atomic_load(&gp->status) & ~G_SCAN;
+	if (atomic_load(&gp->sigexiting) || st == G_IDLE || st == G_DEAD)
+		give_back(gp);
+}
+
+/*
+ * A process signal given to a goroutine is the goroutine's under its
+ * jlock, as its end (sigthread_exit) and its next life (sigthread_reset)
+ * are: it is given only to the life that was chosen, before that one
+ * ends, and whatever that life holds at its end goes back.
+ */
+void sigthread_pass(struct g *gp, uint64_t goid, int sig)
+{
+	if (disposition_acts(gp, sig) >= 0)
+		return;
+	spin_lock(&gp->jlock);
+	uint32_t st = atomic_load(&gp->status) & ~G_SCAN;
+	bool alive = gp->goid == goid && !atomic_load(&gp->sigexiting) &&
+		     st != G_IDLE && st != G_DEAD;
+	if (alive) {
+		atomic_fetch_or(&gp->sigprocess, sigbit(sig));
+		atomic_fetch_or(&gp->sigpending, sigbit(sig));
+	}
+	spin_unlock(&gp->jlock);
+	if (alive) {
+		kick(gp, sig);
+	} else {
+		sigkeep_return(gp, sig);
+		sigroute_note(sig);
+	}
+}
+
+void sigthread_keep_given(struct g *gp, int sig)
+{
+	atomic_fetch_or(&gp->sigprocess, sigbit(sig));
+	sigthread_keep(gp, sig);
+	given(gp);
+}
+
+void sigthread_taken(struct g *gp, int sig)
+{
+	if (atomic_load_explicit(&gp->sigprocess, memory_order_relaxed) &
+	    sigbit(sig))
+		atomic_fetch_and(&gp->sigprocess, ~sigbit(sig));
+}
+
+void sigthread_reset(struct g *gp)
+{
+	/* Given while it lay on the free list: back to the process. One
+	 * given from here on finds it ending still, or on the free list
+	 * (given), or stays for the goroutine it becomes. */
+	spin_lock(&gp->jlock);
+	uint64_t had = atomic_exchange(&gp->sigpending, 0);
+	uint64_t back = had & atomic_exchange(&gp->sigprocess, 0);
+	atomic_store(&gp->sigexiting, false);
+	spin_unlock(&gp->jlock);
+	for (; back; back &= back - 1) {
+		int sig = __builtin_ctzll(back) + 1;
+		sigkeep_return(gp, sig);
+		sigroute_note(sig);
+	}
+	sigkeep_drop(gp, 0);
+}
+
+void sigthread_exit(struct g *gp)
+{
+	spin_lock(&gp->jlock);
+	atomic_store(&gp->sigexiting, true);
+	spin_unlock(&gp->jlock);
+	give_back(gp);
+	sigkeep_drop(gp, 0); /* what was sent to it dies with it */
 }
 
 void sigthread_recheck(void)
@@ -488,6 +597,7 @@ void sigthread_recheck(void)
 	     gp; gp = gp->alllink) {
 		if (gp->is_g0)
 			continue;
+		given(gp); /* kept for one that has ended since */
 		uint64_t ready = atomic_load(&gp->sigpending) & ~gp->sigmask;
 		for (; ready; ready &= ready - 1)
 			kick(gp, __builtin_ctzll(ready) + 1);
@@ -700,8 +810,10 @@ int sigthread_take(struct g *gp, uint64_t set, siginfo_t *si)
 		      sigbit(sig)))
 			continue;
 		sigthread_siginfo(si, sig, SI_TKILL);
-		if (sigthread_kept_siginfo(gp, sig, si))
+		if (sigthread_kept_siginfo(gp, sig, si)) {
+			sigthread_taken(gp, sig);
 			return sig;
+		}
 	}
 	return 0;
 }
