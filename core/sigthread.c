@@ -531,15 +531,22 @@ void sigthread_pass(struct g *gp, uint64_t goid, int sig)
 {
 	if (disposition_acts(gp, sig) >= 0)
 		return;
-	spin_lock(&gp->jlock);
+	/* To itself (it unblocked the signal), maybe from a handler over
+	 * code that holds its jlock: it is alive, and its end cannot come
+	 * between. */
+	bool self = gp == getg();
+	if (!self)
+		spin_lock(&gp->jlock);
 	uint32_t st = atomic_load(&gp->status) & ~G_SCAN;
-	bool alive = gp->goid == goid && !atomic_load(&gp->sigexiting) &&
-		     st != G_IDLE && st != G_DEAD;
+	bool alive = self || (gp->goid == goid &&
+			      !atomic_load(&gp->sigexiting) &&
+			      st != G_IDLE && st != G_DEAD);
 	if (alive) {
 		atomic_fetch_or(&gp->sigprocess, sigbit(sig));
 		atomic_fetch_or(&gp->sigpending, sigbit(sig));
 	}
-	spin_unlock(&gp->jlock);
+	if (!self)
+		spin_unlock(&gp->jlock);
 	if (alive) {
 		kick(gp, sig);
 	} else {
