@@ -57,12 +57,27 @@ static long m_tgkill(pid_t tid, int sig)
 	return SYS3(SYS_tgkill, sys_getpid(), tid, sig);
 }
 
-/* The mark: the cookie in si_value, the target in the word after it (the
- * kernel keeps the 32 bytes of siginfo's union). */
+/* The mark: the cookie in si_value, the target in the word after it, and
+ * in the last the target's life (its goid) with LIFE_PROCESS if the
+ * signal is one the process gave it (the kernel keeps the 32 bytes of
+ * siginfo's union). */
 #define SI_TARGET_OFF (offsetof(siginfo_t, si_value) + sizeof(union sigval))
-_Static_assert(SI_TARGET_OFF + sizeof(void *) <=
+#define SI_LIFE_OFF (SI_TARGET_OFF + sizeof(void *))
+#define LIFE_PROCESS (1ull << 63)
+
+static void keep_marked(struct g *target, int sig, uint64_t life);
+
+/* gp's life now, with LIFE_PROCESS if sig is one the process gave it. */
+static uint64_t life_of(struct g *gp, int sig)
+{
+	uint64_t life = __atomic_load_n(&gp->goid, __ATOMIC_RELAXED);
+	if (atomic_load(&gp->sigprocess) & sigbit(sig))
+		life |= LIFE_PROCESS;
+	return life;
+}
+_Static_assert(SI_LIFE_OFF + sizeof(uint64_t) <=
 		       offsetof(siginfo_t, si_value) - 8 + 32,
-	       "the target must sit in the part of siginfo the kernel keeps");
+	       "the mark must sit in the part of siginfo the kernel keeps");
 
 static _Atomic uintptr_t mark_cookie;
 static _Atomic bool redirected; /* some goroutine has a signal handed back */
@@ -102,7 +117,7 @@ void sigthread_siginfo(siginfo_t *si, int sig, int code)
  * signal does not queue: one still pending on the thread (sent for
  * another goroutine before) would swallow this one, so it stays kept in
  * gp until that one is taken, and sysmon tries again. */
-static void m_tgkill_for(struct m *mp, struct g *gp, int sig)
+static void m_tgkill_for(struct m *mp, struct g *gp, int sig, uint64_t life)
 {
 	siginfo_t si;
 	int64_t now = nanotime();
@@ -112,20 +127,22 @@ static void m_tgkill_for(struct m *mp, struct g *gp, int sig)
 	if ((atomic_fetch_or(&mp->directed, sigbit(sig)) & sigbit(sig)) &&
 	    (sig == SIGCANCEL ||
 	     now - atomic_load(&mp->directed_ns) < DIRECTED_STALE_NS)) {
-		keep_for(gp, sig);
+		keep_marked(gp, sig, life);
 		return;
 	}
 	atomic_store(&mp->directed_ns, now);
 	sigthread_siginfo(&si, sig, SI_QUEUE);
 	si.si_value.sival_ptr = (void *)cookie();
 	memcpy((char *)&si + SI_TARGET_OFF, &gp, sizeof gp);
+	memcpy((char *)&si + SI_LIFE_OFF, &life, sizeof life);
 	SYS4(SYS_rt_tgsigqueueinfo, si.si_pid, mp->tid, sig, &si);
 }
 
 static void given(struct g *gp);
 
-/* The target of a marked signal (and the mark removed), else NULL. */
-static struct g *unmark(siginfo_t *si)
+/* The target of a marked signal and its life (and the mark removed),
+ * else NULL. */
+static struct g *unmark(siginfo_t *si, uint64_t *life)
 {
 	struct g *target;
 	uintptr_t c = atomic_load_explicit(&mark_cookie, memory_order_relaxed);
@@ -135,10 +152,31 @@ static struct g *unmark(siginfo_t *si)
 	    si->si_pid != sys_getpid())
 		return NULL;
 	memcpy(&target, (char *)si + SI_TARGET_OFF, sizeof target);
+	memcpy(life, (char *)si + SI_LIFE_OFF, sizeof *life);
 	si->si_code = SI_TKILL;
 	si->si_value.sival_ptr = NULL;
-	memset((char *)si + SI_TARGET_OFF, 0, sizeof target);
+	memset((char *)si + SI_TARGET_OFF, 0, sizeof target + sizeof *life);
 	return target;
+}
+
+/* A marked signal that met another goroutine, or was taken off a thread,
+ * for target: kept for it if the life it was sent to goes on; if that
+ * one has ended, the process's signal goes back to the process and the
+ * thread's own dies with it. */
+static void keep_marked(struct g *target, int sig, uint64_t life)
+{
+	bool process = life & LIFE_PROCESS;
+
+	if (__atomic_load_n(&target->goid, __ATOMIC_RELAXED) !=
+	    (life & ~LIFE_PROCESS)) {
+		if (process)
+			sigroute_note(sig);
+		return;
+	}
+	if (process)
+		atomic_fetch_or(&target->sigprocess, sigbit(sig));
+	sigthread_keep(target, sig);
+	given(target);
 }
 
 static void keep_for(struct g *target, int sig)
@@ -156,19 +194,21 @@ void sigthread_keep(struct g *gp, int sig)
 
 bool sigthread_misdirected(int sig, siginfo_t *si, bool *here)
 {
-	struct g *target = unmark(si);
+	uint64_t life = 0;
+	struct g *target = unmark(si, &life);
 	struct g *gp = getg();
 
-	*here = target != NULL && target == gp;
+	/* Its target in the life it was sent to (a G is reused). */
+	*here = target != NULL && target == gp &&
+		gp->goid == (life & ~LIFE_PROCESS);
 	if (target == NULL)
 		return false;
 	/* Off the thread: the next one for this M may be sent. */
 	if (gp && gp->m)
 		atomic_fetch_and(&gp->m->directed, ~sigbit(sig));
-	if (target == gp)
+	if (*here)
 		return false;
-	sigthread_keep(target, sig);
-	given(target); /* a process signal on its way to a goroutine that ends */
+	keep_marked(target, sig, life);
 	return true;
 }
 
@@ -217,10 +257,10 @@ static void thread_pending_take(uint64_t set, struct g *own)
 	siginfo_t si;
 
 	while (SYS4(SYS_rt_sigtimedwait, &set, &si, &zero, 8) > 0) {
-		struct g *target = unmark(&si);
+		uint64_t life = 0;
+		struct g *target = unmark(&si, &life);
 		if (target) {
-			sigthread_keep(target, si.si_signo);
-			given(target);
+			keep_marked(target, si.si_signo, life);
 		} else if (own && si.si_pid == pid &&
 			   (si.si_code == SI_TKILL || si.si_code == SI_QUEUE)) {
 			sigkeep_put(own, &si);
@@ -412,8 +452,11 @@ static void kick(struct g *gp, int sig)
 		sigthread_keep(gp, sig);
 		return;
 	}
+	/* The life it is for is read before the signal is taken from it: a
+	 * G that ends and is made anew meanwhile is another thread. */
+	uint64_t life = life_of(gp, sig);
 	if (atomic_fetch_and(&gp->sigpending, ~sigbit(sig)) & sigbit(sig))
-		m_tgkill_for(mp, gp, sig);
+		m_tgkill_for(mp, gp, sig, life);
 }
 
 static bool to_self(struct g *gp)
@@ -639,7 +682,7 @@ void sigthread_deliver(struct g *gp)
 		if (disposition_flags(sig, &flags) > (uintptr_t)SIG_IGN &&
 		    !(flags & SA_RESTART))
 			restart = false;
-		m_tgkill_for(gp->m, gp, sig);
+		m_tgkill_for(gp->m, gp, sig, life_of(gp, sig));
 	}
 	if (!restart)
 		gp->intr_restart = false;
