@@ -486,9 +486,6 @@ static int send_self(struct g *me, const siginfo_t *si)
 	return (int)-r;
 }
 
-/* sig for gp, another goroutine (or gp itself, taking what sysmon gives
- * it), with si kept for it first: NULL where the instances it takes are
- * kept for it already. */
 /* A signal gp does not block whose disposition leaves no handler to
  * run: ignored (dropped, 0), or a default action, taken here (the
  * process ends or stops as if the kernel had given it any thread). -1:
@@ -508,6 +505,9 @@ static int disposition_acts(struct g *gp, int sig)
 	return -1;
 }
 
+/* sig for gp, another goroutine (or gp itself, taking what sysmon gives
+ * it), with si kept for it first: NULL where the instances it takes are
+ * kept for it already. */
 static int send_other(struct g *gp, int sig, const siginfo_t *si)
 {
 	int done = disposition_acts(gp, sig);
@@ -614,9 +614,9 @@ void sigthread_taken(struct g *gp, int sig)
 
 void sigthread_reset(struct g *gp)
 {
-	/* Given while it lay on the free list: back to the process. One
-	 * given from here on finds it ending still, or on the free list
-	 * (given), or stays for the goroutine it becomes. */
+	/* What the process gave its last life and nobody took back goes
+	 * back now. sigthread_pass, under the same lock, gives nothing to
+	 * it until newproc has made it runnable. */
 	spin_lock(&gp->jlock);
 	uint64_t had = atomic_exchange(&gp->sigpending, 0);
 	uint64_t back = had & atomic_exchange(&gp->sigprocess, 0);
