@@ -443,36 +443,35 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
  * G seen (a G is reused: sigthread_pass gives it only to that one). */
 static struct g *route_target(int sig, uint64_t *goid)
 {
-	struct g *on_m = NULL, *any = NULL, *intr = NULL;
-	uint64_t on_m_id = 0, any_id = 0, intr_id = 0;
+	struct pick {
+		struct g *gp;
+		uint64_t id;
+	} on_m = { 0 }, any = { 0 }, intr = { 0 }, *best;
 
 	for (struct g *gp = __atomic_load_n(&sched.allgs, __ATOMIC_ACQUIRE);
 	     gp; gp = gp->alllink) {
-		uint64_t id = __atomic_load_n(&gp->goid, __ATOMIC_RELAXED);
+		struct pick seen = {
+			gp, __atomic_load_n(&gp->goid, __ATOMIC_RELAXED)
+		};
 		uint32_t st = atomic_load(&gp->status);
 		if (gp->is_g0 || st == G_IDLE || st == G_DEAD ||
 		    (gp->sigmask & sigbit(sig)) ||
 		    atomic_load(&gp->sigexiting))
 			continue;
 		if (gp->is_main && !gp->exited) {
-			*goid = id;
+			*goid = seen.id;
 			return gp;
 		}
-		if (intr == NULL && st == G_WAITING && gp->intr_w) {
-			intr = gp;
-			intr_id = id;
-		}
-		if (on_m == NULL && (st == G_RUNNING || st == G_SYSCALL)) {
-			on_m = gp;
-			on_m_id = id;
-		}
-		if (any == NULL) {
-			any = gp;
-			any_id = id;
-		}
+		if (intr.gp == NULL && st == G_WAITING && gp->intr_w)
+			intr = seen;
+		if (on_m.gp == NULL && (st == G_RUNNING || st == G_SYSCALL))
+			on_m = seen;
+		if (any.gp == NULL)
+			any = seen;
 	}
-	*goid = intr ? intr_id : on_m ? on_m_id : any_id;
-	return intr ? intr : on_m ? on_m : any;
+	best = intr.gp ? &intr : on_m.gp ? &on_m : &any;
+	*goid = best->id;
+	return best->gp;
 }
 
 void sigroute_run(void)

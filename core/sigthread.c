@@ -65,6 +65,10 @@ static long m_tgkill(pid_t tid, int sig)
 #define SI_LIFE_OFF (SI_TARGET_OFF + sizeof(void *))
 #define LIFE_PROCESS (1ull << 63)
 
+_Static_assert(SI_LIFE_OFF + sizeof(uint64_t) <=
+		       offsetof(siginfo_t, si_value) - 8 + 32,
+	       "the mark must sit in the part of siginfo the kernel keeps");
+
 static void keep_marked(struct g *target, int sig, uint64_t life);
 
 /* gp's life now, with LIFE_PROCESS if sig is one the process gave it. */
@@ -75,9 +79,6 @@ static uint64_t life_of(struct g *gp, int sig)
 		life |= LIFE_PROCESS;
 	return life;
 }
-_Static_assert(SI_LIFE_OFF + sizeof(uint64_t) <=
-		       offsetof(siginfo_t, si_value) - 8 + 32,
-	       "the mark must sit in the part of siginfo the kernel keeps");
 
 static _Atomic uintptr_t mark_cookie;
 static _Atomic bool redirected; /* some goroutine has a signal handed back */
@@ -534,8 +535,15 @@ int sigthread_queue(struct g *gp, const siginfo_t *si)
 			   : send_other(gp, si->si_signo, si);
 }
 
-/* The process's signals gp was given and has not taken go back to the
- * process, for sysmon to give to another goroutine. */
+/* sig, the process's, which gp no longer holds: its instances and its
+ * bit back to the process, for sysmon to give to another goroutine. */
+static void to_process(struct g *gp, int sig)
+{
+	sigkeep_return(gp, sig);
+	sigroute_note(sig);
+}
+
+/* The process's signals gp was given and has not taken go back. */
 static void give_back(struct g *gp)
 {
 	uint64_t back = atomic_load(&gp->sigprocess) &
@@ -547,8 +555,7 @@ static void give_back(struct g *gp)
 		      sigbit(sig)))
 			continue;
 		atomic_fetch_and(&gp->sigprocess, ~sigbit(sig));
-		sigkeep_return(gp, sig);
-		sigroute_note(sig);
+		to_process(gp, sig);
 	}
 }
 
@@ -590,19 +597,16 @@ void sigthread_pass(struct g *gp, uint64_t goid, int sig)
 	}
 	if (!self)
 		spin_unlock(&gp->jlock);
-	if (alive) {
+	if (alive)
 		kick(gp, sig);
-	} else {
-		sigkeep_return(gp, sig);
-		sigroute_note(sig);
-	}
+	else
+		to_process(gp, sig);
 }
 
 void sigthread_keep_given(struct g *gp, int sig)
 {
-	atomic_fetch_or(&gp->sigprocess, sigbit(sig));
-	sigthread_keep(gp, sig);
-	given(gp);
+	keep_marked(gp, sig,
+		    __atomic_load_n(&gp->goid, __ATOMIC_RELAXED) | LIFE_PROCESS);
 }
 
 void sigthread_taken(struct g *gp, int sig)
@@ -622,11 +626,8 @@ void sigthread_reset(struct g *gp)
 	uint64_t back = had & atomic_exchange(&gp->sigprocess, 0);
 	atomic_store(&gp->sigexiting, false);
 	spin_unlock(&gp->jlock);
-	for (; back; back &= back - 1) {
-		int sig = __builtin_ctzll(back) + 1;
-		sigkeep_return(gp, sig);
-		sigroute_note(sig);
-	}
+	for (; back; back &= back - 1)
+		to_process(gp, __builtin_ctzll(back) + 1);
 	sigkeep_drop(gp, 0);
 }
 
