@@ -22,8 +22,10 @@
 #   sync     sync_bench: condvar ping-pong, lock+unlock with one and with two
 #            threads alive, 64 threads incrementing under one mutex
 #   sleep    sync_sleep: N threads each sleep 1 ms SLEEPS times, wall time
-#   mem      mem_blocked: RSS per thread blocked on a condvar, the time to
-#            create them; natively only up to 20k (pid_max stops it near 32k)
+#   mem      mem_blocked: memory per thread blocked on a condvar, RSS and
+#            the total (user + kernel, each run alone in a memory cgroup of
+#            its own: memcg_run.py), the time to create them; natively only
+#            up to 20k (pid_max stops it near 32k)
 #   million  mem_blocked with BENCH_MILLION threads, goshim and Go only
 #   net      net_server: thread-per-connection echo servers (goroutines in
 #            Go) under scripts/tools/net_load, one request in flight each
@@ -163,12 +165,15 @@ fam_sleep() {
 }
 
 fam_mem() {
-	local n kinds
+	local n kinds goal
 	for n in $mem_counts; do
-		kinds=$all
-		[[ $n -le $native_max ]] || kinds="goshim go"
+		kinds=$all goal="vs native <= 0.333"
+		[[ $n -le $native_max ]] || kinds="goshim go" goal=
 		job mem "mem$n" "$kinds" mem_blocked "$n"
-		row "memory per idle thread (RSS), $(human "$n")" KiB lower "" "mem$n" rss_kib_per_blocked
+		row "memory per idle thread (total), $(human "$n")" KiB lower "$goal" \
+			"mem$n" total_kib_per_blocked
+		row "  of it kernel" KiB lower "" "mem$n" kernel_kib_per_blocked
+		row "  RSS" KiB lower "" "mem$n" rss_kib_per_blocked
 		row "  time to create them all" ms lower "" "mem$n" create_all_ms
 		row "  peak OS threads" threads lower "" "mem$n" peak
 	done
@@ -181,6 +186,7 @@ fam_million() {
 	fi
 	job million mem1m "goshim go" mem_blocked "$million"
 	row "$(human "$million") blocked on a condvar: create" ms lower "vs Go <= 1.5" mem1m create_all_ms
+	row "  memory per idle thread (total)" KiB lower "" mem1m total_kib_per_blocked
 	row "  memory per idle thread (RSS)" KiB lower "" mem1m rss_kib_per_blocked
 	row "  peak OS threads" threads lower "" mem1m peak
 }
@@ -277,11 +283,23 @@ on_interrupt() {
 }
 trap on_interrupt INT TERM
 
+# The memory families' runs each go into a memory cgroup of their own
+# (memcg_run.py), when one can be made here.
+memcg=()
+if [[ -n ${want[mem]:-}${want[million]:-} ]]; then
+	if why=$(python3 "$here/memcg_run.py" --check 2>&1); then
+		memcg=(python3 "$here/memcg_run.py")
+	else
+		note "no memory cgroup can be made (${why//$'\n'/; }): the total memory rows show -"
+	fi
+fi
+
 launch() { # LOG LIMIT CMD...: CMD under timeout and threadpeak, in the background
+	# (and in the caller's wrap, when it has one: memcg_run.py)
 	local p=$1 limit=$2
 	shift 2
 	rm -f "$p".*
-	THREADPEAK_OUT=$p.peak timeout -k 5 "$limit" "$out/threadpeak" "$@" \
+	THREADPEAK_OUT=$p.peak timeout -k 5 "$limit" ${wrap[@]+"${wrap[@]}"} "$out/threadpeak" "$@" \
 		>"$p.out" 2>"$p.err" </dev/null &
 	running=$!
 }
@@ -340,8 +358,12 @@ run_one() { # KIND[:hung] TAG REP: one run; its figures into val
 	local -a cmd
 	read -r -a cmd <<<"${job_cmd[$tag]}"
 	local p=$logs/$kind-$tag-$rep limit why='' st=0 prog=$out/${cmd[0]}
+	local -a wrap=()
 	limit=$(limit_of "$tag")
 	[[ $1 != *:hung ]] || limit=$hang_s
+	case ${job_fam[$tag]} in
+	mem | million) [[ ${#memcg[@]} -eq 0 ]] || wrap=("${memcg[@]}" "$kind-$tag-$rep") ;;
+	esac
 	case $kind in
 	native) launch "$p" "$limit" env -u LD_PRELOAD "$prog" "${cmd[@]:1}" ;;
 	goshim) launch "$p" "$limit" env LD_PRELOAD="$lib" "$prog" "${cmd[@]:1}" ;;
@@ -414,7 +436,7 @@ snap() { # NAME: /proc/stat's jiffies and this shell's `times` into BUILD_DIR/be
 describe_load() { # LOADAVG_BEFORE: the machine and what else kept it busy
 	echo "machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo "kernel:  $(uname -r); $(if [[ -n $have_go ]]; then go version; else echo "no go"; fi)"
-	echo "GOMAXPROCS=${GOMAXPROCS:-unset (goshim and Go use the CPUs they may run on)}; BENCH_REPS=$reps${quick/#1/; BENCH_QUICK=1}"
+	echo "GOMAXPROCS=${GOMAXPROCS:-unset (goshim and Go use the CPUs they may run on)}; BENCH_REPS=$reps$([[ $quick != 1 ]] || echo "; BENCH_QUICK=1")"
 	echo "loadavg: before $1; after $(cut -d' ' -f1-3 /proc/loadavg)"
 	# /proc/stat's busy jiffies over the runs, less the CPU the runs
 	# themselves used (the children's line of `times`): the background
