@@ -184,6 +184,7 @@ void wakep(void)
 {
 	int32_t zero = 0;
 
+	runq_nap_break(); /* a napping thief holds a P: before npidle */
 	if (atomic_load(&sched.npidle) == 0)
 		return;
 	if (atomic_load(&sched.nmspinning) != 0 ||
@@ -305,8 +306,9 @@ bool stopm(struct m *mp, int64_t deadline)
 
 int64_t m_reap_deadline(struct m *mp)
 {
-	if (mp->tid == sys_getpid() ||
-	    __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) < gomaxprocs)
+	/* The count first: it spares the common idling M a getpid. */
+	if (__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) < gomaxprocs ||
+	    mp->tid == sys_getpid())
 		return -1;
 	return nanotime() + M_REAP_NS;
 }

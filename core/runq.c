@@ -13,9 +13,13 @@
  * full and picks runnext or the tail at random, and thieves take a random
  * share: all moves the scheduler may make anyway.
  */
+#include <linux/futex.h>
+#include <stdint.h>
+#include <time.h>
 #include "chaos.h"
 #include "runtime.h"
 #include "runtime2.h"
+#include "sys.h"
 
 #define LOAD_ACQ(x) atomic_load_explicit(&(x), memory_order_acquire)
 #define LOAD_RLX(x) atomic_load_explicit(&(x), memory_order_relaxed)
@@ -131,10 +135,55 @@ struct g *runqget(struct p *pp, bool *inherit_time)
 	}
 }
 
+/*
+ * A thief's nap before it takes a running P's runnext: a sleep, not a
+ * spin, so that it does not pull at the lines of the queue it watches,
+ * and ~50us long (3us asked, the kernel's timer slack), as Go's
+ * usleep(3) is. Meanwhile this M counts as spinning: wakep finds a
+ * spinner and wakes no other M, so a P that readies goroutines in quick
+ * succession and runs each itself (create+join, a ping-pong) pays no
+ * futex wake for each. Work that does wait for another P, in a ring or
+ * the global queue, ends the nap (runq_nap_break). The thief looks at
+ * the ring after it counts itself a napper, wakep at the count after it
+ * queued; without a fence between wakep's two steps one may miss the
+ * other, which costs that work at most the rest of the nap (its own P
+ * still runs it, and the thief looks again when it wakes): no wakeup is
+ * lost, and wakep stays fence-free.
+ */
+static void nap(struct p *victim)
+{
+	struct timespec ts = { 0, 3000 };
+	uint32_t seq = atomic_load(&sched.nap_seq);
+
+	atomic_fetch_add(&sched.nappers, 1);
+	if (LOAD_ACQ(victim->runqhead) == LOAD_ACQ(victim->runqtail) &&
+	    atomic_load(&sched.runqsize) == 0)
+		sys_futex(&sched.nap_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL,
+			  0);
+	atomic_fetch_sub(&sched.nappers, 1);
+}
+
+void runq_nap_break(void)
+{
+	if (atomic_load(&sched.nappers) == 0)
+		return;
+	struct g *me = getg();
+	struct p *pp = me && me->m ? me->m->p : NULL;
+	if (atomic_load(&sched.runqsize) == 0 &&
+	    (pp == NULL ||
+	     LOAD_ACQ(pp->runqhead) == LOAD_RLX(pp->runqtail)))
+		return;
+	atomic_fetch_add(&sched.nap_seq, 1);
+	sys_futex(&sched.nap_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL,
+		  0);
+}
+
 /* Copy half of victim's ring into batch[batchhead...]; returns the count. */
 static uint32_t runqgrab(struct p *victim, _Atomic(struct g *) *batch,
 			 uint32_t batchhead, bool steal_runnext)
 {
+	bool napped = false;
+
 	for (;;) {
 		uint32_t head = LOAD_ACQ(victim->runqhead);
 		uint32_t tail = LOAD_ACQ(victim->runqtail);
@@ -147,14 +196,14 @@ static uint32_t runqgrab(struct p *victim, _Atomic(struct g *) *batch,
 			if (next == NULL)
 				return 0;
 			/* A running P is likely about to run its runnext (a G
-			 * it just readied, then blocks): give it ~3us first, as
-			 * Go does, instead of moving the pair apart. */
-			if (victim->status == P_RUNNING &&
+			 * it just readied, then blocks): give it time first,
+			 * as Go does (usleep(3)), instead of moving the pair
+			 * apart. */
+			if (!napped && victim->status == P_RUNNING &&
 			    !(chaos() && chaos_one_in(2))) {
-				int64_t until = nanotime() + 3000;
-				while (LOAD_ACQ(victim->runnext) == next &&
-				       nanotime() < until)
-					arch_cpu_relax();
+				nap(victim);
+				napped = true;
+				continue;
 			}
 			if (!atomic_compare_exchange_strong_explicit(
 				    &victim->runnext, &next, NULL,
