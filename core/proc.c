@@ -203,8 +203,14 @@ top:
 			sysmon_stand_in(mp);
 			sysmon_stand_in_end(mp);
 		}
-		bool got_p = atomic_load(&sched.runqsize) == 0 &&
-			     !netpoll_block(keeper ? next : -1) &&
+		/* Queued work with no P free is not this M's to run: the
+		 * Ps' own Ms take it from the global queue (at once when one
+		 * runs dry, else within 61 ticks), and this M sleeps rather
+		 * than spin beside them for a P (it would take a CPU from
+		 * the goroutines that hold them). */
+		bool runnable = atomic_load(&sched.runqsize) > 0 &&
+				atomic_load(&sched.npidle) > 0;
+		bool got_p = !runnable && !netpoll_block(keeper ? next : -1) &&
 			     stopm(mp, keeper ? next : reap);
 		if (keeper)
 			timers_release_sleeper();
