@@ -156,6 +156,7 @@ static void nap(struct p *victim)
 	uint32_t seq = atomic_load(&sched.nap_seq);
 
 	atomic_fetch_add(&sched.nappers, 1);
+	atomic_store(&sched.nap_armed, true);
 	if (LOAD_ACQ(victim->runqhead) == LOAD_ACQ(victim->runqtail) &&
 	    atomic_load(&sched.runqsize) == 0)
 		sys_futex(&sched.nap_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL,
@@ -172,6 +173,11 @@ void runq_nap_break(void)
 	if (atomic_load(&sched.runqsize) == 0 &&
 	    (pp == NULL ||
 	     LOAD_ACQ(pp->runqhead) == LOAD_RLX(pp->runqtail)))
+		return;
+	/* One futex wake for the naps in progress, not one per goroutine
+	 * queued before the nappers wake (a loop of pthread_create). */
+	if (!atomic_load_explicit(&sched.nap_armed, memory_order_relaxed) ||
+	    !atomic_exchange(&sched.nap_armed, false))
 		return;
 	atomic_fetch_add(&sched.nap_seq, 1);
 	sys_futex(&sched.nap_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL,

@@ -47,6 +47,7 @@ struct sched {
 	 * wakep ends their nap for work in a ring (runq_nap_break). */
 	_Alignas(64) _Atomic uint32_t nap_seq;
 	_Atomic int32_t nappers;
+	_Atomic bool nap_armed; /* a nap began since the last break */
 };
 
 /* ---- proc.c ---- */

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <linux/futex.h>
 #include <time.h>
+#include "runtime.h"
 #include "sys.h"
 
 void kept_open(struct kept_file *k, const char *path,
@@ -65,16 +66,39 @@ long sys_epoll_wait_ts(int epfd, void *ev, int max, const struct timespec *ts,
 	return n;
 }
 
+/* [p, p+n) lies in the calling goroutine's stack above this frame, and
+ * this frame is in that stack (not a signal's alternate one): memory in
+ * use, so readable without asking the kernel. Most timeouts are a local
+ * of the caller's. */
+static bool on_own_stack(const void *p, size_t n)
+{
+	struct g *gp = getg();
+	const char *sp = __builtin_frame_address(0);
+	const char *a = p;
+
+	if (gp == NULL || gp->is_g0 || gp->stack_hi == NULL ||
+	    sp < gp->stack_lo || sp >= gp->stack_hi)
+		return false;
+	return a >= sp && a <= gp->stack_hi - n;
+}
+
 /* FUTEX_WAIT reads and checks its timeout the kernel's way (EFAULT, then
  * EINVAL unless valid) before it compares the word, which does not match,
  * so it returns EAGAIN at once. A NULL timeout would be no timeout
- * there: it is EFAULT here, as for the calls that need one. */
+ * there: it is EFAULT here, as for the calls that need one. A timeout on
+ * the caller's own stack is read here, with the kernel's rule
+ * (timespec64_valid): one system call less for each timed wait. */
 long sys_ts_check(const struct timespec *ts)
 {
 	uint32_t word = 0;
 
 	if (ts == NULL)
 		return -EFAULT;
+	if (on_own_stack(ts, sizeof *ts))
+		return ts->tv_sec < 0 ||
+				       (unsigned long)ts->tv_nsec >= 1000000000ul
+			       ? -EINVAL
+			       : 0;
 	long r = sys_futex(&word, FUTEX_WAIT_PRIVATE, 1, ts, NULL, 0);
 	return r == -EAGAIN ? 0 : r;
 }

@@ -208,11 +208,22 @@ static void actions(void *none)
 		     timerfd_create(CLOCK_MONOTONIC, 0x1234), EINVAL);
 }
 
+/* The same from a created thread: under goshim a goroutine, whose
+ * timeouts on its own stack are checked without the kernel. */
+static void *sleeps_thread(void *none)
+{
+	sleeps(none);
+	return NULL;
+}
+
 int main(void)
 {
 	void *none = bad_start();
+	pthread_t t;
 
 	sleeps(none);
+	OK(pthread_create(&t, NULL, sleeps_thread, none));
+	OK(pthread_join(t, NULL));
 	interrupted(none);
 	masks(none);
 	actions(none);
