@@ -29,6 +29,10 @@
 #   million  mem_blocked with BENCH_MILLION threads, goshim and Go only
 #   net      net_server: thread-per-connection echo servers (goroutines in
 #            Go) under scripts/tools/net_load, one request in flight each
+#   pool     pool_server: an epoll loop that hands each request to four
+#            pool threads and answers when they write its eventfd (Node.js
+#            on libuv's pool), under net_load; pool_batch: pbzip2 -p8's
+#            shape, a reader, eight workers and an in-order writer
 #   sysmon   sysmon_stall: a 1 ms ticker's stalls while others fsync, spin
 #            or block in a raw read, and the syscall() wrapper's cost
 #
@@ -39,7 +43,8 @@
 # about 13 GiB under goshim), BENCH_CONNS ("100 1000 10000", "100 1000"),
 # BENCH_WARMUP_MS and BENCH_MEASURE_MS per net run (500 and 3000, 200 and
 # 1000), BENCH_TIMEOUT seconds per run (default per family: 120, million
-# 600, sysmon 30). sync's loop counts are a tenth under BENCH_QUICK=1.
+# 600, sysmon 30), BENCH_POOL_CONNS (100) and BENCH_BLOCKS (4000, 1000) for
+# pool. sync's loop counts are a tenth under BENCH_QUICK=1.
 # GOMAXPROCS from the environment applies to goshim and Go alike.
 #
 # Nothing fails on time. A run that fails or times out is noted and shows
@@ -50,7 +55,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-families=(create sync sleep mem million net sysmon)
+families=(create sync sleep mem million net pool sysmon)
 
 usage() {
 	echo "usage: $0 BUILD_DIR [FAMILY...]   FAMILY: ${families[*]}" >&2
@@ -77,6 +82,8 @@ sleeps=${BENCH_SLEEPS:-$(pick 100 20)}
 mem_counts=${BENCH_MEM:-$(pick "10000 100000" "1000 10000")}
 million=${BENCH_MILLION:-$(pick 1000000 20000)}
 conns=${BENCH_CONNS:-$(pick "100 1000 10000" "100 1000")}
+pool_conns=${BENCH_POOL_CONNS:-100}
+blocks=${BENCH_BLOCKS:-$(pick 4000 1000)}
 warm_ms=${BENCH_WARMUP_MS:-$(pick 500 200)}
 measure_ms=${BENCH_MEASURE_MS:-$(pick 3000 1000)}
 sync_div=$(pick 1 10)
@@ -209,6 +216,20 @@ fam_net() {
 	done
 }
 
+fam_pool() {
+	ulimit -Sn "$(ulimit -Hn)"
+	job pool pool-server "$all" pool_server "$pool_conns"
+	row "pool server, $(human "$pool_conns") connections: req/s" req/s higher \
+		"vs native <= 1.0" pool-server reqs_per_s
+	row "  p99 latency" ms lower "" pool-server p99_us 1000
+	row "  server CPU per request" us lower "" pool-server cpu_us_per_req
+	row "  peak OS threads" threads lower "" pool-server peak
+	job pool pool-batch "$all" pool_batch "$blocks"
+	row "batch pool, 8 workers, $(human "$blocks") blocks" blocks/s higher \
+		"vs native <= 1.0" pool-batch blocks_per_s
+	row "  peak OS threads" threads lower "" pool-batch peak
+}
+
 fam_sysmon() {
 	local m kinds
 	for m in none fsync spin raw; do
@@ -256,7 +277,8 @@ build_all() {
 		note "'go' not found: no Go column"
 	fi
 	build_c threadpeak "$here/../tools/threadpeak.c"
-	[[ -z ${progs[net_server]:-} ]] || build_c net_load "$here/../../scripts/tools/net_load.c"
+	[[ -z ${progs[net_server]:-}${progs[pool_server]:-} ]] ||
+		build_c net_load "$here/../../scripts/tools/net_load.c"
 	for prog in "${!progs[@]}"; do
 		build_c "$prog" "$here/$prog.c"
 		build_go "$prog"
@@ -369,7 +391,7 @@ run_one() { # KIND[:hung] TAG REP: one run; its figures into val
 	goshim) launch "$p" "$limit" env LD_PRELOAD="$lib" "$prog" "${cmd[@]:1}" ;;
 	go) launch "$p" "$limit" env -u LD_PRELOAD "${prog}_go" "${cmd[@]:1}" ;;
 	esac
-	if [[ ${cmd[0]} == net_server ]]; then
+	if [[ ${cmd[0]} == net_server || ${cmd[0]} == pool_server ]]; then
 		why=$(drive_load "$p" "${cmd[1]}" "$limit")
 		[[ -z $why ]] || kill -TERM "$running" 2>/dev/null || true
 	fi
