@@ -1,9 +1,10 @@
 /*
  * Unit tests for core/runq.c: the per-P run queue (256-slot ring + runnext),
  * the spill of half a full ring to the global queue, globrunqget's fair
- * share, stealing, and a concurrent owner-versus-thieves run that proves no
- * G is lost or taken twice, also under GOSHIM_DEBUG=chaos's early spills,
- * random runnext and random steal sizes.
+ * share, stealing (with the thief's nap before a running P's runnext and
+ * the breaks that end it), and a concurrent owner-versus-thieves run that
+ * proves no G is lost or taken twice, also under GOSHIM_DEBUG=chaos's early
+ * spills, random runnext and random steal sizes.
  *
  * No runtime is started: the tests make their own struct p (zeroed is an
  * empty queue) and struct g objects, and set gomaxprocs/allp themselves.
@@ -566,6 +567,82 @@ START_TEST(steal_runnext)
 }
 END_TEST
 
+/* runq_nap_break: one futex wake per nap, only for work a nap would
+ * leave waiting (here the global queue: no goroutine calls it, so it has
+ * no P's ring to look at), and nothing without a napper. */
+START_TEST(nap_break_rules)
+{
+	reset_sched();
+	uint32_t seq = atomic_load(&sched.nap_seq);
+
+	/* No napper: nothing, whatever waits. */
+	atomic_store(&sched.nappers, 0);
+	atomic_store(&sched.nap_armed, true);
+	atomic_store(&sched.runqsize, 1);
+	runq_nap_break();
+	ck_assert_uint_eq(atomic_load(&sched.nap_seq), seq);
+
+	/* A napper, nothing waiting: its nap goes on. */
+	atomic_store(&sched.nappers, 1);
+	atomic_store(&sched.runqsize, 0);
+	runq_nap_break();
+	ck_assert_uint_eq(atomic_load(&sched.nap_seq), seq);
+	ck_assert(atomic_load(&sched.nap_armed));
+
+	/* Work in the global queue: one wake, however many readies. */
+	atomic_store(&sched.runqsize, 1);
+	runq_nap_break();
+	runq_nap_break();
+	runq_nap_break();
+	ck_assert_uint_eq(atomic_load(&sched.nap_seq), seq + 1);
+	ck_assert(!atomic_load(&sched.nap_armed));
+
+	atomic_store(&sched.nappers, 0);
+	atomic_store(&sched.runqsize, 0);
+}
+END_TEST
+
+struct nap_thief {
+	struct p *thief, *victim;
+	struct g *got;
+};
+
+static void *nap_thief_run(void *arg)
+{
+	struct nap_thief *t = arg;
+	t->got = runqsteal(t->thief, t->victim, true);
+	return NULL;
+}
+
+/* A thief naps before it takes a running P's runnext, counted as a
+ * napper meanwhile; a break ends the nap, and it then takes runnext. */
+START_TEST(nap_then_steal)
+{
+	struct g *gs = make_gs(1);
+	struct nap_thief t = { .thief = make_p(1), .victim = make_p(0) };
+	pthread_t th;
+
+	reset_sched();
+	runqput(t.victim, &gs[0], true);
+	ck_assert_int_eq(pthread_create(&th, NULL, nap_thief_run, &t), 0);
+	/* The nap may be over before we look: then it took runnext alone. */
+	for (int i = 0; i < 100000 && atomic_load(&sched.nappers) == 0 &&
+			t.got == NULL;
+	     i++)
+		sched_yield();
+	atomic_store(&sched.runqsize, 1); /* as a goroutine globrunqput */
+	runq_nap_break();
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_ptr_eq(t.got, &gs[0]);
+	ck_assert_ptr_null(atomic_load(&t.victim->runnext));
+	ck_assert_int_eq(atomic_load(&sched.nappers), 0);
+	atomic_store(&sched.runqsize, 0);
+	free(t.thief);
+	free(t.victim);
+	free(gs);
+}
+END_TEST
+
 /* A thief that already holds some Gs appends the stolen ones after them. */
 START_TEST(steal_appends)
 {
@@ -958,6 +1035,8 @@ static Suite *runq_suite(void)
 	tcase_add_test(tc, steal_half);
 	tcase_add_test(tc, steal_runnext);
 	tcase_add_test(tc, steal_appends);
+	tcase_add_test(tc, nap_break_rules);
+	tcase_add_test(tc, nap_then_steal);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("concurrent");
