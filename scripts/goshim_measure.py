@@ -66,9 +66,11 @@ def read_summary(path):
 
 def read_series(path):
     """[(ms, threads, rss_kib)], or with a memory cgroup [(ms, threads,
-    rss_kib, total_kib, kernel_kib, sock_kib, pagetables_kib)]."""
+    rss_kib, total_kib, kernel_kib, sock_kib, pagetables_kib)]; ms (a
+    float) is when the sample's reading began."""
     with open(path) as f:
-        return [tuple(int(x) for x in line.split()) for line in f]
+        return [(float(ms),) + tuple(int(x) for x in rest)
+                for ms, *rest in (line.split() for line in f)]
 
 
 def gomaxprocs(procs):
@@ -727,7 +729,9 @@ def per_connection(res, t_load, t_held, held_at):
             if p[6] < top[6] or p[2] < 0.75 * top[2] or p[1] < 0.9 * top[1]:
                 break
             top = p
-    # a sample's time is taken after its reading: answered before it, held
+    # a sample's time is when its reading began: what was answered before
+    # it is in the reading (one answered during it may be too: a slight
+    # excess, where counting up to the reading's end was a larger deficit)
     n = bisect.bisect_right(held_at, top[0])
     if top is base or n == 0:
         return None

@@ -6,7 +6,8 @@
  * only, so an LD_PRELOAD given that way never loads into the sampler) and,
  * every MS milliseconds (default 10) until CMD exits, sums over CMD's
  * process tree the OS threads and the RSS read from /proc/PID/stat. SERIES
- * gets one line "MS_SINCE_START THREADS RSS_KIB" per sample; SUMMARY gets
+ * gets one line "MS_SINCE_START THREADS RSS_KIB" per sample (MS: when its
+ * reading began, to the microsecond); SUMMARY gets
  * "name value" lines:
  *
  *   status N        CMD's exit code, or 128+SIG when killed by SIG
@@ -444,6 +445,10 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		long th, rss;
+		/* A sample's time is when its reading began: what the program
+		 * had done by then is in it (a reading of a busy tree takes
+		 * a while, and a fill answers connections meanwhile). */
+		double t_read = now();
 		sample(pid, old, cur, &th, &rss, &m);
 		struct table *t = old;
 		old = cur;
@@ -472,12 +477,12 @@ int main(int argc, char **argv)
 			if (m.pagetables > peak.pagetables)
 				peak.pagetables = m.pagetables;
 			if (series && cg_dir)
-				fprintf(series, "%.0f %ld %ld %ld %ld %ld %ld\n",
-					(now() - t0) * 1e3, th, rss, m.total,
+				fprintf(series, "%.3f %ld %ld %ld %ld %ld %ld\n",
+					(t_read - t0) * 1e3, th, rss, m.total,
 					m.kernel, m.sock, m.pagetables);
 			else if (series)
-				fprintf(series, "%.0f %ld %ld\n",
-					(now() - t0) * 1e3, th, rss);
+				fprintf(series, "%.3f %ld %ld\n",
+					(t_read - t0) * 1e3, th, rss);
 		}
 		next.tv_nsec += interval_ms * 1000000;
 		while (next.tv_nsec >= 1000000000) {
