@@ -129,8 +129,6 @@ bool retake_syscall_p(struct p *pp, int64_t now);
  * hand it off; false if mp entered the runtime meanwhile. */
 bool retake_blocked_m(struct m *mp);
 void p_unclaim(struct m *mp, uint32_t prev);
-/* The running goroutine's P has nothing else queued (mutex spinning). */
-bool p_runq_empty_self(void);
 
 /* ---- g.c ---- */
 void gfput_global(struct g *gp); /* sched.gflock held */

@@ -45,16 +45,6 @@ void p_unclaim(struct m *mp, uint32_t prev)
 				      memory_order_release);
 }
 
-bool p_runq_empty_self(void)
-{
-	struct m *mp = getg()->m;
-	uint32_t prev;
-	struct p *pp = p_claim(mp, &prev);
-	bool empty = pp == NULL || runqempty(pp);
-	p_unclaim(mp, prev);
-	return empty;
-}
-
 /*
  * sysmon: mp's thread sleeps in the kernel (its /proc state said so) and
  * its goroutine made no progress. If the M is still in user code, the
