@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/single_threaded.h>
 #include "tls.h"
 
 struct g;
@@ -47,15 +48,16 @@ int mutex_lock_kind(pthread_mutex_t *m, bool try);
 int mutex_lock_wait(pthread_mutex_t *m, int64_t deadline);
 int mutex_unlock_kind(pthread_mutex_t *m);
 /* A plain mutex's unlock whose CAS found waiters (owner and user count
- * already cleared). */
-void mutex_unlock_contended(pthread_mutex_t *m);
+ * already cleared). Returns 0. */
+int mutex_unlock_contended(pthread_mutex_t *m);
 
 /* __lock's locked bit (Go's mutexLocked; the rest is mutex.c's). */
 #define MUTEX_LOCKED 1u
 
 /* Normal and adaptive mutexes: no rules for the holder, so an uncontended
- * lock or unlock is one CAS and glibc's bookkeeping, inline here; the
- * other kinds, and a plain mutex that is taken, go to mutex.c. */
+ * lock or unlock is one CAS and glibc's bookkeeping, inline here (leaf
+ * code in the interposers); the other kinds, the process-shared bit among
+ * them, and a plain mutex that is taken, go to mutex.c. */
 static inline bool mutex_plain(const pthread_mutex_t *m)
 {
 	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
@@ -63,36 +65,70 @@ static inline bool mutex_plain(const pthread_mutex_t *m)
 	       kind == PTHREAD_MUTEX_ADAPTIVE_NP;
 }
 
-static inline int mutex_lock(pthread_mutex_t *m, bool try)
+/*
+ * While glibc counts the process single-threaded (no second thread yet:
+ * goshim clears the flag as its scheduler starts, and in a child of fork),
+ * nobody else can touch a private mutex, so a free one is taken and given
+ * back with plain stores, as glibc's own lock does (nptl's
+ * lll_mutex_lock_optimized); a taken one goes the usual way.
+ */
+static inline bool mutex_alone(void)
+{
+	return __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED);
+}
+
+/* Take a plain mutex if it is free; false: it is taken (wait with
+ * mutex_lock_wait). */
+static inline bool mutex_take(pthread_mutex_t *m)
 {
 	int free = 0;
 
-	if (!__builtin_expect(mutex_plain(m), 1) || try)
-		return mutex_lock_kind(m, try);
-	if (!__atomic_compare_exchange_n(&m->__data.__lock, &free,
-					 MUTEX_LOCKED, false, __ATOMIC_ACQUIRE,
-					 __ATOMIC_RELAXED))
-		return EBUSY;
+	if (mutex_alone() &&
+	    __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&m->__data.__lock, MUTEX_LOCKED,
+				 __ATOMIC_RELAXED);
+	else if (!__atomic_compare_exchange_n(&m->__data.__lock, &free,
+					      MUTEX_LOCKED, false,
+					      __ATOMIC_ACQUIRE,
+					      __ATOMIC_RELAXED))
+		return false;
 	__atomic_store_n(&m->__data.__owner,
 			 tls_tid(__builtin_thread_pointer()),
 			 __ATOMIC_RELAXED);
 	m->__data.__count = 1;
 	m->__data.__nusers++;
+	return true;
+}
+
+/* Give back a plain mutex; counted waiters make it mutex.c's. 0. */
+static inline int mutex_give(pthread_mutex_t *m)
+{
+	int locked = MUTEX_LOCKED;
+
+	__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
+	m->__data.__nusers--;
+	if (mutex_alone() && __atomic_load_n(&m->__data.__lock,
+					     __ATOMIC_RELAXED) == MUTEX_LOCKED)
+		__atomic_store_n(&m->__data.__lock, 0, __ATOMIC_RELAXED);
+	else if (!__atomic_compare_exchange_n(&m->__data.__lock, &locked, 0,
+					      false, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED))
+		return mutex_unlock_contended(m);
 	return 0;
+}
+
+static inline int mutex_lock(pthread_mutex_t *m, bool try)
+{
+	if (!__builtin_expect(mutex_plain(m), 1) || try)
+		return mutex_lock_kind(m, try);
+	return mutex_take(m) ? 0 : EBUSY;
 }
 
 static inline int mutex_unlock(pthread_mutex_t *m)
 {
-	int locked = MUTEX_LOCKED;
-
 	if (!__builtin_expect(mutex_plain(m), 1))
 		return mutex_unlock_kind(m);
-	__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
-	m->__data.__nusers--;
-	if (!__atomic_compare_exchange_n(&m->__data.__lock, &locked, 0, false,
-					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		mutex_unlock_contended(m);
-	return 0;
+	return mutex_give(m);
 }
 int mutex_destroy(pthread_mutex_t *m);
 int mutex_consistent(pthread_mutex_t *m);

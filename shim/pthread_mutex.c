@@ -113,17 +113,29 @@ static int lock_wait_async_cancel(pthread_mutex_t *m)
 	}
 }
 
-GOSHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+static int lock_wait(pthread_mutex_t *m)
+{
+	return cancel_async() ? lock_wait_async_cancel(m)
+			      : mutex_lock_wait(m, -1);
+}
+
+static __attribute__((noinline)) int lock_full(pthread_mutex_t *m)
 {
 	int err;
 
 	if (!ours(m))
 		return pshared_lock(m, false, false, 0, NULL);
 	err = mutex_lock(m, false);
-	if (err != EBUSY)
-		return err;
-	return cancel_async() ? lock_wait_async_cancel(m)
-			      : mutex_lock_wait(m, -1);
+	return err != EBUSY ? err : lock_wait(m);
+}
+
+/* A plain mutex, the runtime running: leaf code that saves nothing; the
+ * rest is out of line. */
+GOSHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (__builtin_expect(shim_on() && mutex_plain(m), 1))
+		return mutex_take(m) ? 0 : lock_wait(m);
+	return lock_full(m);
 }
 
 GOSHIM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -168,7 +180,7 @@ GOSHIM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 	return clocklock(m, clk, abstime);
 }
 
-GOSHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+static __attribute__((noinline)) int unlock_full(pthread_mutex_t *m)
 {
 	if (!ours(m)) {
 		bool held = pshared_needs_thread(m);
@@ -178,6 +190,13 @@ GOSHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 		return err;
 	}
 	return mutex_unlock(m);
+}
+
+GOSHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (__builtin_expect(shim_on() && mutex_plain(m), 1))
+		return mutex_give(m);
+	return unlock_full(m);
 }
 
 GOSHIM_EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)

@@ -31,6 +31,13 @@ static inline bool shim_active(void)
 	return shim_start();
 }
 
+/* shim_active() without the call: true once the runtime runs (never
+ * under chaos), for an interposer's leaf fast path. */
+static inline bool shim_on(void)
+{
+	return atomic_load_explicit(&shim_fast, memory_order_acquire);
+}
+
 /* pthread_cancel.c: act on a cancel request at a cancellation point:
  * glibc's pthread_testcancel, which does not return if it acts. */
 void shim_testcancel(void);
