@@ -29,6 +29,7 @@
 #include "wire.h"
 
 #define GFREE_LOCAL_MAX 64
+#define ID_BATCH 16 /* ids a P takes at a time (Go's _GoidCacheBatch) */
 #define GFREE_GLOBAL_KEEP_PAGES 128 /* cached Gs that keep touched pages */
 
 /* ---- free Gs ------------------------------------------------------------ */
@@ -171,15 +172,37 @@ static void g_putback(struct g *gp)
  * have come round (2^29 - 2^22 threads made), a long-lived goroutine may
  * still hold the next one; it is passed over, as the kernel passes over
  * pids in use. */
-static pid_t fresh_tid(void)
+static pid_t fresh_tid(struct p *pp)
 {
 	bool again;
 	pid_t tid;
 
-	do
-		tid = tls_fake_tid(&again);
-	while (again && g_from_tid(tid) != NULL);
+	do {
+		uint64_t k;
+		if (pp == NULL) {
+			k = tls_fake_tids(1);
+		} else {
+			if (pp->tidcache == pp->tidcacheend) {
+				pp->tidcache = tls_fake_tids(ID_BATCH);
+				pp->tidcacheend = pp->tidcache + ID_BATCH;
+			}
+			k = pp->tidcache++;
+		}
+		tid = tls_fake_tid(k, &again);
+	} while (again && g_from_tid(tid) != NULL);
 	return tid;
+}
+
+/* A goroutine id, from the P's batch when there is a P (Go's goidcache). */
+static uint64_t fresh_goid(struct p *pp)
+{
+	if (pp == NULL)
+		return atomic_fetch_add(&sched.goidgen, 1) + 1;
+	if (pp->goidcache == pp->goidcacheend) {
+		pp->goidcache = atomic_fetch_add(&sched.goidgen, ID_BATCH) + 1;
+		pp->goidcacheend = pp->goidcache + ID_BATCH;
+	}
+	return pp->goidcache++;
 }
 
 /* A new G, runnable, on no queue yet: newproc queues it (pp: the
@@ -232,14 +255,17 @@ static struct g *newproc1(struct p *pp, void *(*fn)(void *), void *arg,
 		gp->magic = G_MAGIC;
 	}
 	bool reused = gp->tls_used;
-	gp->goid = atomic_fetch_add(&sched.goidgen, 1) + 1;
+	gp->goid = fresh_goid(pp);
 	gp->fn = fn;
 	gp->arg = arg;
 	gp->retval = NULL;
 	gp->detached = attr->detached;
 	gp->exited = false;
 	gp->joiner = NULL;
-	atomic_store(&gp->cancel_syscall, false);
+	atomic_store_explicit(&gp->cancel_syscall, false,
+			      memory_order_relaxed);
+	/* The G is nobody else's until it is queued (a release): plain
+	 * stores here, never a barrier per field. */
 	gp->waitreason = NULL;
 	gp->inheritsched = attr->inheritsched;
 	gp->scope = attr->scope;
@@ -248,8 +274,9 @@ static struct g *newproc1(struct p *pp, void *(*fn)(void *), void *arg,
 	atomic_store_explicit(&gp->rtprio, wire_rtprio(attr->attrs),
 			      memory_order_relaxed);
 	gp->outranked_by = NULL;
-	atomic_store(&gp->resume_on_run, NULL);
-	atomic_store(&gp->stepped_aside, false);
+	atomic_store_explicit(&gp->resume_on_run, NULL, memory_order_relaxed);
+	atomic_store_explicit(&gp->stepped_aside, false,
+			      memory_order_relaxed);
 	g_signals_init(gp);
 	/* Linux threads inherit the creator's name. */
 	if (on_goroutine())
@@ -260,7 +287,7 @@ static struct g *newproc1(struct p *pp, void *(*fn)(void *), void *arg,
 	if (!gp->user_stack)
 		asan_stack_clean(gp->stack_hi,
 				 (size_t)(gp->map + gp->map_size - gp->stack_hi));
-	gp->tid = fresh_tid();
+	gp->tid = fresh_tid(pp);
 	cpuclock_reset(gp);
 	tls_prepare(gp, gp->tid);
 	gp->clear_tid = tls_tid_word(gp->tcb);
@@ -277,7 +304,7 @@ static struct g *newproc1(struct p *pp, void *(*fn)(void *), void *arg,
 	/* Programs read the new pthread_t from the new thread. */
 	*handle = gp->tcb;
 	TRACE(trace_gocreate(gp, me));
-	atomic_store(&gp->status, G_RUNNABLE);
+	atomic_store_explicit(&gp->status, G_RUNNABLE, memory_order_release);
 	*err = 0;
 	return gp;
 }

@@ -303,6 +303,12 @@ struct p {
 	struct g *gfree; /* dead Gs with their stacks, for reuse */
 	int32_t ngfree;
 
+	/* Goroutine ids and fake tids for the goroutines made here, taken
+	 * from the global counters ID_BATCH at a time: creators on two Ps
+	 * do not write one cache line for each. */
+	uint64_t goidcache, goidcacheend;
+	uint64_t tidcache, tidcacheend;
+
 	struct timers timers; /* timers added while this P ran (timer.c) */
 
 	/* Past GOMAXPROCS after a resize: whoever holds it gives it up at

@@ -131,7 +131,13 @@ void *tls_robust_head(void *tcb)
 	return (char *)tcb + OFF_ROBUST_HEAD;
 }
 
-pid_t tls_fake_tid(bool *again)
+uint64_t tls_fake_tids(uint32_t n)
+{
+	return atomic_fetch_add_explicit(&fake_tid_next, n,
+					 memory_order_relaxed);
+}
+
+pid_t tls_fake_tid(uint64_t n, bool *again)
 {
 	/* Above PID_MAX_LIMIT (2^22): never a real tid, never 0. Below
 	 * 2^29: a CPU clockid holds ~tid << 3 in 32 bits (glibc's
@@ -139,7 +145,6 @@ pid_t tls_fake_tid(bool *again)
 	 * one would come back from it as another number, maybe a real
 	 * thread's. */
 	const uint64_t span = (1u << 29) - (1u << 22);
-	uint64_t n = atomic_fetch_add(&fake_tid_next, 1);
 	*again = n >= span;
 	return (pid_t)((1u << 22) + n % span);
 }

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct g;
@@ -116,8 +117,10 @@ void tls_after_dlopen(void);
 /* After dlclose: forget the modules that are gone. */
 void tls_after_dlclose(void);
 
-/* Allocate a fake tid, never a real one; *again once the ids have come
- * round, when a live thread may still have it. */
-pid_t tls_fake_tid(bool *again);
+/* Fake tids, never real ones: tls_fake_tids reserves n of them and
+ * returns the first's number; tls_fake_tid is number k's tid, with
+ * *again once the ids have come round (a live thread may still have it). */
+uint64_t tls_fake_tids(uint32_t n);
+pid_t tls_fake_tid(uint64_t k, bool *again);
 
 #endif
