@@ -14,6 +14,36 @@
 #include "sys.h"
 
 #define SPIN_TRIES 100
+#define SPIN_WAIT_PAUSES 1000 /* ~20 us on a 2020s Xeon */
+#define SPIN_WAIT_SLEEP_NS 20000
+
+/*
+ * A spinlock is held for a few instructions, but its holder can lose its
+ * CPU to the kernel in the middle (a thread it has just woken preempts
+ * it): a waiter that only spins then spins for the rest of a kernel time
+ * slice. Measured in a create+join loop: up to 4 ms at a time, 7% of the
+ * run, exiting goroutines waiting on their jlock while the joiner's M was
+ * preempted in go_join. So after SPIN_WAIT_PAUSES pauses the waiter
+ * sleeps a little: its CPU goes idle, and the kernel can run the holder
+ * there.
+ */
+void spin_lock_wait(struct spinlock *l)
+{
+	const struct timespec nap = { 0, SPIN_WAIT_SLEEP_NS };
+
+	for (int n = 0;;) {
+		while (atomic_load_explicit(&l->v, memory_order_relaxed)) {
+			if (++n < SPIN_WAIT_PAUSES) {
+				arch_cpu_relax();
+				continue;
+			}
+			n = 0;
+			SYS2(SYS_nanosleep, &nap, NULL);
+		}
+		if (!atomic_exchange_explicit(&l->v, 1, memory_order_acquire))
+			return;
+	}
+}
 
 void rlock_lock(struct rlock *l)
 {

@@ -31,14 +31,14 @@ struct note {
 void rlock_lock(struct rlock *l);
 void rlock_unlock(struct rlock *l);
 
+void spin_lock_wait(struct spinlock *l);
 static inline void spin_lock(struct spinlock *l)
 {
-	for (;;) {
-		if (!atomic_exchange_explicit(&l->v, 1, memory_order_acquire))
-			return;
-		while (atomic_load_explicit(&l->v, memory_order_relaxed))
-			arch_cpu_relax();
-	}
+	if (__builtin_expect(!atomic_exchange_explicit(&l->v, 1,
+							memory_order_acquire),
+			     1))
+		return;
+	spin_lock_wait(l);
 }
 static inline bool spin_trylock(struct spinlock *l)
 {
