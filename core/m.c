@@ -184,7 +184,6 @@ void wakep(void)
 {
 	int32_t zero = 0;
 
-	runq_nap_break(); /* a napping thief holds a P: before npidle */
 	if (atomic_load(&sched.npidle) == 0)
 		return;
 	if (atomic_load(&sched.nmspinning) != 0 ||

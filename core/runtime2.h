@@ -43,11 +43,6 @@ struct sched {
 	char main_name[16];	 /* the process's comm, inherited by threads */
 	_Atomic bool main_exited; /* main called pthread_exit */
 
-	/* Thieves that nap before taking a running P's runnext (runq.c);
-	 * wakep ends their nap for work in a ring (runq_nap_break). */
-	_Alignas(64) _Atomic uint32_t nap_seq;
-	_Atomic int32_t nappers;
-	_Atomic bool nap_armed; /* a nap began since the last break */
 };
 
 /* ---- proc.c ---- */
@@ -321,10 +316,6 @@ void runqput_first(struct p *pp, struct g *gp);
 struct g *runqget(struct p *pp, bool *inherit_time);
 bool runqempty(struct p *pp);
 struct g *runqsteal(struct p *pp, struct p *victim, bool steal_runnext);
-/* For wakep: end the naps of thieves (runqgrab) when the caller's P has
- * goroutines in its ring, or the global queue some, which a nap would
- * leave waiting. */
-void runq_nap_break(void);
 void globrunqput(struct g *gp);		  /* sched.lock held */
 void globrunqputbatch(struct g *head, struct g *tail, int32_t n);
 struct g *globrunqget(struct p *pp, int32_t max); /* sched.lock held */

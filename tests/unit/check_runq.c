@@ -1,8 +1,8 @@
 /*
  * Unit tests for core/runq.c: the per-P run queue (256-slot ring + runnext),
  * the spill of half a full ring to the global queue, globrunqget's fair
- * share, stealing (with the thief's nap before a running P's runnext and
- * the breaks that end it), and a concurrent owner-versus-thieves run that
+ * share, stealing (with the thief's nap before a running P's runnext, and
+ * its owner running it meanwhile), and a concurrent owner-versus-thieves run that
  * proves no G is lost or taken twice, also under GOSHIM_DEBUG=chaos's early
  * spills, random runnext and random steal sizes.
  *
@@ -567,41 +567,6 @@ START_TEST(steal_runnext)
 }
 END_TEST
 
-/* runq_nap_break: one futex wake per nap, only for work a nap would
- * leave waiting (here the global queue: no goroutine calls it, so it has
- * no P's ring to look at), and nothing without a napper. */
-START_TEST(nap_break_rules)
-{
-	reset_sched();
-	uint32_t seq = atomic_load(&sched.nap_seq);
-
-	/* No napper: nothing, whatever waits. */
-	atomic_store(&sched.nappers, 0);
-	atomic_store(&sched.nap_armed, true);
-	atomic_store(&sched.runqsize, 1);
-	runq_nap_break();
-	ck_assert_uint_eq(atomic_load(&sched.nap_seq), seq);
-
-	/* A napper, nothing waiting: its nap goes on. */
-	atomic_store(&sched.nappers, 1);
-	atomic_store(&sched.runqsize, 0);
-	runq_nap_break();
-	ck_assert_uint_eq(atomic_load(&sched.nap_seq), seq);
-	ck_assert(atomic_load(&sched.nap_armed));
-
-	/* Work in the global queue: one wake, however many readies. */
-	atomic_store(&sched.runqsize, 1);
-	runq_nap_break();
-	runq_nap_break();
-	runq_nap_break();
-	ck_assert_uint_eq(atomic_load(&sched.nap_seq), seq + 1);
-	ck_assert(!atomic_load(&sched.nap_armed));
-
-	atomic_store(&sched.nappers, 0);
-	atomic_store(&sched.runqsize, 0);
-}
-END_TEST
-
 struct nap_thief {
 	struct p *thief, *victim;
 	struct g *got;
@@ -614,32 +579,57 @@ static void *nap_thief_run(void *arg)
 	return NULL;
 }
 
-/* A thief naps before it takes a running P's runnext, counted as a
- * napper meanwhile; a break ends the nap, and it then takes runnext. */
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A thief naps (at least the 3 us asked) before it takes a running P's
+ * runnext, and then takes it. */
 START_TEST(nap_then_steal)
 {
 	struct g *gs = make_gs(1);
-	struct nap_thief t = { .thief = make_p(1), .victim = make_p(0) };
-	pthread_t th;
+	struct p *thief = make_p(1), *victim = make_p(0);
 
 	reset_sched();
-	runqput(t.victim, &gs[0], true);
-	ck_assert_int_eq(pthread_create(&th, NULL, nap_thief_run, &t), 0);
-	/* The nap may be over before we look: then it took runnext alone. */
-	for (int i = 0; i < 100000 && atomic_load(&sched.nappers) == 0 &&
-			t.got == NULL;
-	     i++)
-		sched_yield();
-	atomic_store(&sched.runqsize, 1); /* as a goroutine globrunqput */
-	runq_nap_break();
-	ck_assert_int_eq(pthread_join(th, NULL), 0);
-	ck_assert_ptr_eq(t.got, &gs[0]);
-	ck_assert_ptr_null(atomic_load(&t.victim->runnext));
-	ck_assert_int_eq(atomic_load(&sched.nappers), 0);
-	atomic_store(&sched.runqsize, 0);
-	free(t.thief);
-	free(t.victim);
+	runqput(victim, &gs[0], true);
+	int64_t t0 = mono_ns();
+	ck_assert_ptr_eq(runqsteal(thief, victim, true), &gs[0]);
+	ck_assert_int_ge(mono_ns() - t0, 3000);
+	ck_assert_ptr_null(atomic_load(&victim->runnext));
+	ck_assert(runqempty(victim));
+	free(thief);
+	free(victim);
 	free(gs);
+}
+END_TEST
+
+/* The owner runs its runnext while a thief naps: one of the two has it,
+ * never both, never neither. */
+START_TEST(nap_owner_first)
+{
+	for (int round = 0; round < 200; round++) {
+		struct g *gs = make_gs(1);
+		struct nap_thief t = { .thief = make_p(1), .victim = make_p(0) };
+		pthread_t th;
+		bool inherit;
+
+		reset_sched();
+		runqput(t.victim, &gs[0], true);
+		ck_assert_int_eq(pthread_create(&th, NULL, nap_thief_run, &t),
+				 0);
+		struct g *mine = runqget(t.victim, &inherit);
+		ck_assert_int_eq(pthread_join(th, NULL), 0);
+		ck_assert((mine == &gs[0]) != (t.got == &gs[0]));
+		ck_assert(mine == NULL || mine == &gs[0]);
+		ck_assert(t.got == NULL || t.got == &gs[0]);
+		ck_assert(runqempty(t.victim));
+		free(t.thief);
+		free(t.victim);
+		free(gs);
+	}
 }
 END_TEST
 
@@ -1035,8 +1025,8 @@ static Suite *runq_suite(void)
 	tcase_add_test(tc, steal_half);
 	tcase_add_test(tc, steal_runnext);
 	tcase_add_test(tc, steal_appends);
-	tcase_add_test(tc, nap_break_rules);
 	tcase_add_test(tc, nap_then_steal);
+	tcase_add_test(tc, nap_owner_first);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("concurrent");
