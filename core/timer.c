@@ -26,10 +26,6 @@ static struct {
 	_Atomic int64_t next;
 	_Atomic(struct m *) sleeper; /* idle M sleeping until sleep_until */
 	_Atomic int64_t sleep_until;
-	/* timers taken off a heap whose function has not returned: counted
-	 * before they leave the heap, so that "no timer" is never seen while
-	 * one is readying a goroutine that is on no queue yet */
-	_Atomic int32_t running;
 } tt = { .next = INT64_MAX, .sleep_until = INT64_MAX };
 
 /* h->rnext stores INT64_MAX - when, so that a zeroed heap reads empty. */
@@ -138,7 +134,7 @@ static void heap_push(struct timers *h, struct timer *t)
 	}
 	t->idx = h->len;
 	h->heap[h->len++] = t;
-	atomic_store(&t->heap, h);
+	atomic_store_explicit(&t->heap, h, memory_order_release);
 	sift_up(h, t->idx);
 	heap_publish(h);
 }
@@ -154,7 +150,7 @@ static void heap_remove(struct timers *h, int32_t i)
 		sift_down(h, i);
 		sift_up(h, i);
 	}
-	atomic_store(&t->heap, NULL);
+	atomic_store_explicit(&t->heap, NULL, memory_order_release);
 	heap_publish(h);
 }
 
@@ -168,7 +164,7 @@ void timer_add(struct timer *t, int64_t when, void (*f)(struct timer *))
 
 	t->when = when;
 	t->f = f;
-	atomic_store(&t->running, 0);
+	atomic_store_explicit(&t->running, 0, memory_order_relaxed);
 	rlock_lock(&h->lock);
 	heap_push(h, t);
 	rlock_unlock(&h->lock);
@@ -229,7 +225,6 @@ void timers_fork_child(void)
 	atomic_store(&tt.next, INT64_MAX);
 	atomic_store(&tt.sleeper, NULL);
 	atomic_store(&tt.sleep_until, INT64_MAX);
-	atomic_store(&tt.running, 0);
 }
 
 int64_t timers_next(void)
@@ -240,7 +235,14 @@ int64_t timers_next(void)
 
 bool timers_idle(void)
 {
-	return atomic_load(&tt.running) == 0;
+	int32_t n = atomic_load(&allp_len);
+
+	for (int32_t i = 0; i < n; i++) {
+		struct p *pp = __atomic_load_n(&allp[i], __ATOMIC_ACQUIRE);
+		if (pp && atomic_load(&pp->timers.running) != 0)
+			return false;
+	}
+	return true;
 }
 
 /* Run h's earliest timer if it is due; false if none is. */
@@ -252,13 +254,14 @@ static bool run_one(struct timers *h, int64_t now)
 		return false;
 	}
 	struct timer *t = h->heap[0];
-	atomic_store(&t->running, 1);
-	atomic_fetch_add(&tt.running, 1);
+	/* timer_del looks under the lock, we set it under the lock. */
+	atomic_store_explicit(&t->running, 1, memory_order_relaxed);
+	atomic_fetch_add(&h->running, 1);
 	heap_remove(h, 0);
 	rlock_unlock(&h->lock);
 	t->f(t);
 	atomic_store_explicit(&t->running, 0, memory_order_release);
-	atomic_fetch_sub(&tt.running, 1);
+	atomic_fetch_sub_explicit(&h->running, 1, memory_order_release);
 	return true;
 }
 

@@ -32,6 +32,11 @@ struct timers {
 	int32_t len, cap;
 	/* INT64_MAX - the earliest when (0: none), read without the lock. */
 	_Atomic uint64_t rnext;
+	/* Its timers taken off the heap whose function has not returned:
+	 * counted before they leave, so that "no timer" is never seen while
+	 * one is readying a goroutine that is on no queue yet (timers_idle).
+	 * Per heap: a global count was a line both Ps wrote twice a timer. */
+	_Atomic int32_t running;
 };
 
 void timer_add(struct timer *t, int64_t when, void (*f)(struct timer *));
