@@ -75,7 +75,7 @@ static void next_rescan(void)
 /* h locked; its top may have changed: publish its earliest. */
 static void heap_publish(struct timers *h)
 {
-	int64_t when = h->len ? h->heap[0]->when : INT64_MAX;
+	int64_t when = h->len ? h->heap[0].when : INT64_MAX;
 	int64_t old = heap_next(h);
 
 	if (when == old)
@@ -89,18 +89,18 @@ static void heap_publish(struct timers *h)
 
 static void swap_at(struct timers *h, int32_t i, int32_t j)
 {
-	struct timer *a = h->heap[i], *b = h->heap[j];
+	struct timer_slot a = h->heap[i], b = h->heap[j];
 	h->heap[i] = b;
 	h->heap[j] = a;
-	b->idx = i;
-	a->idx = j;
+	b.t->idx = i;
+	a.t->idx = j;
 }
 
 static void sift_up(struct timers *h, int32_t i)
 {
 	while (i > 0) {
 		int32_t p = (i - 1) / 4;
-		if (h->heap[p]->when <= h->heap[i]->when)
+		if (h->heap[p].when <= h->heap[i].when)
 			break;
 		swap_at(h, i, p);
 		i = p;
@@ -112,7 +112,7 @@ static void sift_down(struct timers *h, int32_t i)
 	for (;;) {
 		int32_t best = i, c = 4 * i + 1;
 		for (int32_t k = c; k < c + 4 && k < h->len; k++)
-			if (h->heap[k]->when < h->heap[best]->when)
+			if (h->heap[k].when < h->heap[best].when)
 				best = k;
 		if (best == i)
 			return;
@@ -126,14 +126,15 @@ static void heap_push(struct timers *h, struct timer *t)
 {
 	if (h->len == h->cap) {
 		int32_t cap = h->cap ? h->cap * 2 : 64;
-		struct timer **a = realloc(h->heap, (size_t)cap * sizeof *a);
+		struct timer_slot *a =
+			realloc(h->heap, (size_t)cap * sizeof *a);
 		if (a == NULL)
 			runtime_throw("timer_add: out of memory");
 		h->heap = a;
 		h->cap = cap;
 	}
 	t->idx = h->len;
-	h->heap[h->len++] = t;
+	h->heap[h->len++] = (struct timer_slot){ t->when, t };
 	atomic_store_explicit(&t->heap, h, memory_order_release);
 	sift_up(h, t->idx);
 	heap_publish(h);
@@ -142,11 +143,11 @@ static void heap_push(struct timers *h, struct timer *t)
 /* h locked. */
 static void heap_remove(struct timers *h, int32_t i)
 {
-	struct timer *t = h->heap[i];
+	struct timer *t = h->heap[i].t;
 	h->len--;
 	if (i != h->len) {
 		h->heap[i] = h->heap[h->len];
-		h->heap[i]->idx = i;
+		h->heap[i].t->idx = i;
 		sift_down(h, i);
 		sift_up(h, i);
 	}
@@ -210,7 +211,7 @@ void timers_drain(struct p *pp)
 	rlock_lock(&to->lock);
 	rlock_lock(&from->lock);
 	while (from->len > 0)
-		heap_push(to, from->heap[--from->len]);
+		heap_push(to, from->heap[--from->len].t);
 	heap_publish(from);
 	rlock_unlock(&from->lock);
 	rlock_unlock(&to->lock);
@@ -249,11 +250,11 @@ bool timers_idle(void)
 static bool run_one(struct timers *h, int64_t now)
 {
 	rlock_lock(&h->lock);
-	if (h->len == 0 || h->heap[0]->when > now) {
+	if (h->len == 0 || h->heap[0].when > now) {
 		rlock_unlock(&h->lock);
 		return false;
 	}
-	struct timer *t = h->heap[0];
+	struct timer *t = h->heap[0].t;
 	/* timer_del looks under the lock, we set it under the lock. */
 	atomic_store_explicit(&t->running, 1, memory_order_relaxed);
 	atomic_fetch_add(&h->running, 1);

@@ -26,9 +26,17 @@ struct timer {
 
 /* A P's timers: a 4-ary heap. All zero is empty (Ps are calloc'd, and
  * zeroed in the child of fork). */
+/* A heap slot holds its timer's when: sifting compares slots, in one
+ * array, not timers, which live in waiters on goroutine stacks (a cache
+ * and TLB miss apiece). */
+struct timer_slot {
+	int64_t when;
+	struct timer *t;
+};
+
 struct timers {
 	struct rlock lock;
-	struct timer **heap;
+	struct timer_slot *heap;
 	int32_t len, cap;
 	/* INT64_MAX - the earliest when (0: none), read without the lock. */
 	_Atomic uint64_t rnext;
