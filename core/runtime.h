@@ -283,6 +283,7 @@ struct p {
 	/* what sysmon saw last time, to tell a long syscall from many */
 	uint32_t sysmon_syscalltick;
 	int64_t sysmon_syscallwhen;
+	bool sysmon_queued; /* in a syscall with work queued, at the last look */
 	/* and to tell a goroutine that runs (or sleeps) long from many */
 	uint32_t sysmon_schedtick;
 	uint32_t sysmon_runtick; /* syscalltick when schedtick was seen */

@@ -227,11 +227,21 @@ bool retake_syscall_p(struct p *pp, int64_t now)
 	uint32_t tick = atomic_load(&pp->syscalltick);
 	uint32_t st = P_SYSCALL;
 
-	if (atomic_load(&pp->status) != P_SYSCALL)
+	if (atomic_load(&pp->status) != P_SYSCALL) {
+		pp->sysmon_queued = false;
 		return false;
+	}
 	/* A new syscall since the last look: give it a full tick (a P past
-	 * GOMAXPROCS goes at once). */
-	if (pp->sysmon_syscalltick != tick && !atomic_load(&pp->dying)) {
+	 * GOMAXPROCS goes at once). Unlike Go, not when work waited on the
+	 * P, or in the global queue, at this look and the last: a goroutine
+	 * that makes one short syscall after another (fsync in a loop) would
+	 * keep the P from what it readied (a ticker) for its whole 10 ms
+	 * slice, every look finding a new syscall. */
+	bool queued = !runqempty(pp) || atomic_load(&sched.runqsize) > 0;
+	bool waited = queued && pp->sysmon_queued;
+	pp->sysmon_queued = queued;
+	if (pp->sysmon_syscalltick != tick && !atomic_load(&pp->dying) &&
+	    !waited) {
 		pp->sysmon_syscalltick = tick;
 		pp->sysmon_syscallwhen = now;
 		return false;

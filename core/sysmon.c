@@ -476,6 +476,12 @@ static void *sysmon_main(void *arg)
 		if (delay_us > SYSMON_MAX_US)
 			delay_us = SYSMON_MAX_US;
 		int64_t sleep_ns = delay_us * 1000;
+		/* With no idle M keeping the timers, an overdue one is ours
+		 * to run (below): wake for it. */
+		int64_t due = timers_next();
+		if (due >= 0 && !timers_have_sleeper() &&
+		    due + TIMER_LATE_NS < next)
+			next = due + TIMER_LATE_NS;
 		int64_t until = next - nanotime();
 		if (until < sleep_ns)
 			sleep_ns = until < SYSMON_MIN_US * 1000
