@@ -56,6 +56,7 @@
 #define SYSMON_MAX_US 10000
 #define FORCE_PREEMPT_NS 10000000 /* Go's forcePreemptNS */
 #define STUCK_NS 1000000	  /* no progress this long: look at /proc */
+#define WAIT_SLICE_NS 2000000	  /* the slice while others wait (watch_running) */
 #define RETRY_NS 200000		  /* a refused preemption: ask again */
 #define LOST_STILL_LOOKS 20	  /* a lost M this still: close its files */
 #define NETPOLL_NS 10000000
@@ -358,8 +359,15 @@ static bool watch_running(struct p *pp, int64_t now, int64_t *next)
 		goto later;
 	}
 	pp->sysmon_asleep = false;
-	/* Chaos: a slice of 1 to 10 ms, drawn at each look. */
+	/* Chaos: a slice of 1 to 10 ms, drawn at each look. Go's slice is
+	 * 10 ms whatever waits; goshim's is WAIT_SLICE_NS when a goroutine
+	 * waits for this P or, with none idle, for any P: as the kernel
+	 * preempts a long-running thread for one it wakes, a ticker beside
+	 * CPU-bound threads is late by milliseconds, not tens of them. */
 	int64_t slice = FORCE_PREEMPT_NS;
+	if (!runqempty(pp) || (atomic_load(&sched.runqsize) > 0 &&
+			       atomic_load(&sched.npidle) == 0))
+		slice = WAIT_SLICE_NS;
 	if (chaos())
 		slice = STUCK_NS + (int64_t)(chaos_rand() %
 					     (FORCE_PREEMPT_NS - STUCK_NS));
