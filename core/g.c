@@ -168,6 +168,18 @@ static void g_putback(struct g *gp)
 	rlock_unlock(&sched.gflock);
 }
 
+/* The next of a P's ids, taken from a global counter ID_BATCH at a time
+ * (reserve(n) returns the first of n it set aside). */
+static uint64_t id_next(uint64_t *next, uint64_t *end,
+			uint64_t (*reserve)(uint32_t))
+{
+	if (*next == *end) {
+		*next = reserve(ID_BATCH);
+		*end = *next + ID_BATCH;
+	}
+	return (*next)++;
+}
+
 /* A thread id for a new goroutine: no live thread's. Once the fake ids
  * have come round (2^29 - 2^22 threads made), a long-lived goroutine may
  * still hold the next one; it is passed over, as the kernel passes over
@@ -178,31 +190,24 @@ static pid_t fresh_tid(struct p *pp)
 	pid_t tid;
 
 	do {
-		uint64_t k;
-		if (pp == NULL) {
-			k = tls_fake_tids(1);
-		} else {
-			if (pp->tidcache == pp->tidcacheend) {
-				pp->tidcache = tls_fake_tids(ID_BATCH);
-				pp->tidcacheend = pp->tidcache + ID_BATCH;
-			}
-			k = pp->tidcache++;
-		}
+		uint64_t k = pp ? id_next(&pp->tidcache, &pp->tidcacheend,
+					  tls_fake_tids)
+				: tls_fake_tids(1);
 		tid = tls_fake_tid(k, &again);
 	} while (again && g_from_tid(tid) != NULL);
 	return tid;
 }
 
+static uint64_t goids_reserve(uint32_t n)
+{
+	return atomic_fetch_add(&sched.goidgen, n) + 1;
+}
+
 /* A goroutine id, from the P's batch when there is a P (Go's goidcache). */
 static uint64_t fresh_goid(struct p *pp)
 {
-	if (pp == NULL)
-		return atomic_fetch_add(&sched.goidgen, 1) + 1;
-	if (pp->goidcache == pp->goidcacheend) {
-		pp->goidcache = atomic_fetch_add(&sched.goidgen, ID_BATCH) + 1;
-		pp->goidcacheend = pp->goidcache + ID_BATCH;
-	}
-	return pp->goidcache++;
+	return pp ? id_next(&pp->goidcache, &pp->goidcacheend, goids_reserve)
+		  : goids_reserve(1);
 }
 
 /* A new G, runnable, on no queue yet: newproc queues it (pp: the
