@@ -235,12 +235,7 @@ static struct g *newproc1(struct p *pp, void *(*fn)(void *), void *arg,
 			return NULL;
 		}
 	} else if (gp && gp->tls_used) {
-		if (!tls_reset(gp->tcb)) {
-			*err = EAGAIN;
-			stack_free(gp);
-			g_putback(gp);
-			return NULL;
-		}
+		tls_reset(gp->tcb);
 	}
 	if (gp == NULL) {
 		gp = calloc(1, sizeof *gp);

@@ -94,9 +94,9 @@ typedef union {
 		void *to_free;
 	} pointer;
 } dtv_t;
+#define TLS_DTV_UNALLOCATED ((void *)-1L)
 
 static void *(*dl_allocate_tls)(void *);
-static void *(*dl_allocate_tls_init)(void *, bool);
 static void (*dl_deallocate_tls)(void *, bool);
 static void (*dl_get_tls_static_info)(size_t *, size_t *);
 static void (*ctype_init)(void);
@@ -110,13 +110,37 @@ static ptrdiff_t libc_block_off;
 static size_t libc_block_size;
 static bool have_rseq;
 
+/* A static-TLS module's block: where it sits below the thread pointer and
+ * goshim's own copy of its initial image (ld.so's may be unmapped by a
+ * dlclose while a goroutine's TCB is being reset from it). */
+struct tls_image {
+	ptrdiff_t off;
+	size_t filesz, memsz;
+	unsigned char init[];
+};
+
 /* Static-TLS modules whose image every goroutine TCB already holds. */
 #define MAX_TRACKED_MODULES 256
 static struct {
-	const void *image;
-	ptrdiff_t off;
+	const void *image; /* ld.so's, to know the module again */
+	struct tls_image *block;
+	bool copy_due; /* not yet copied into the goroutines' TCBs */
 } static_modules[MAX_TRACKED_MODULES];
 static struct rlock dlopen_lock;
+
+/* What tls_reset copies into a reused TCB: every static-TLS module but
+ * libc's. Each goroutine start reads it, so it takes no lock (ld.so's own
+ * re-initialisation takes its TLS lock, a line every creating CPU writes):
+ * dlopen and dlclose publish a new, immutable set, and a reset that raced
+ * with one is redone from the new set. A replaced set and the images of
+ * unloaded modules are never freed, as a reset may still be reading them:
+ * a few hundred bytes per dlopen or dlclose that changes static TLS. */
+struct tls_images {
+	uint32_t n;
+	const struct tls_image *im[];
+};
+static const struct tls_images no_images;
+static const struct tls_images *_Atomic reset_images = &no_images;
 
 static _Atomic uint64_t fake_tid_next;
 static void *(*volatile libc_memset)(void *, int, size_t) = memset;
@@ -276,8 +300,6 @@ bool tls_init(const char **why)
 				 "GLIBC_PRIVATE");
 	dl_deallocate_tls = dlvsym(RTLD_DEFAULT, "_dl_deallocate_tls",
 				   "GLIBC_PRIVATE");
-	dl_allocate_tls_init = dlvsym(RTLD_DEFAULT, "_dl_allocate_tls_init",
-				      "GLIBC_PRIVATE");
 	dl_get_tls_static_info = dlvsym(RTLD_DEFAULT,
 					"_dl_get_tls_static_info",
 					"GLIBC_PRIVATE");
@@ -286,7 +308,7 @@ bool tls_init(const char **why)
 				"GLIBC_PRIVATE");
 	tls_get_addr = dlsym(RTLD_DEFAULT, "__tls_get_addr");
 	resp = dlvsym(RTLD_DEFAULT, "__resp", "GLIBC_PRIVATE");
-	if (!dl_allocate_tls || !dl_allocate_tls_init || !dl_deallocate_tls ||
+	if (!dl_allocate_tls || !dl_deallocate_tls ||
 	    !dl_get_tls_static_info ||
 	    !ctype_init || !call_tls_dtors || !tls_get_addr || !resp) {
 		*why = "ld.so/libc private TLS entry points missing";
@@ -383,21 +405,51 @@ void tls_prepare(struct g *gp, pid_t tid)
 	AT(tcb, off_g_current, struct g *) = gp;
 }
 
-bool tls_reset(void *tcb)
+static void images_copy(char *t, const struct tls_images *set)
 {
-	unsigned char saved[512];
+	for (uint32_t i = 0; i < set->n; i++) {
+		const struct tls_image *im = set->im[i];
+		memcpy(t + im->off, im->init, im->filesz);
+		libc_memset(t + im->off + im->filesz, 0,
+			    im->memsz - im->filesz);
+	}
+}
+
+void tls_reset(void *tcb)
+{
 	char *t = tcb;
 
-	if (libc_block_size > sizeof saved)
-		runtime_throw("tls_reset: libc TLS block larger than expected");
-	memcpy(saved, t + libc_block_off, libc_block_size);
-	/* As nptl does for a cached stack: free the dynamic TLS blocks, clear
-	 * the DTV (keeping it), clear struct pthread, re-initialise. */
+	/* As nptl does for a cached stack: free the dynamic TLS blocks,
+	 * re-initialise the static ones, clear struct pthread. The DTV is
+	 * kept with its generation: its static entries still point into this
+	 * TCB, a freed entry becomes "not allocated", and __tls_get_addr
+	 * brings an old generation up to date, as for a long-lived thread. */
 	dtv_t *dtv = AT(t, OFF_DTV, dtv_t *);
-	for (size_t i = 0; i < dtv[-1].counter; i++)
-		if (dtv[1 + i].pointer.to_free)
-			free(dtv[1 + i].pointer.to_free);
-	memset(dtv, 0, (dtv[-1].counter + 1) * sizeof *dtv);
+	for (size_t i = 1; i <= dtv[-1].counter; i++)
+		if (dtv[i].pointer.to_free) {
+			free(dtv[i].pointer.to_free);
+			dtv[i].pointer.val = TLS_DTV_UNALLOCATED;
+			dtv[i].pointer.to_free = NULL;
+		}
+	/* A stale image copied after a dlopen copied the new one here is
+	 * seen: dlopen publishes its set before copying (images_publish), and
+	 * the fence orders this reset's stores before the second look. It
+	 * comes before the big clears below, which it would wait for. */
+	const struct tls_images *set =
+		atomic_load_explicit(&reset_images, memory_order_acquire);
+	for (;;) {
+		images_copy(t, set);
+		atomic_thread_fence(memory_order_seq_cst);
+		const struct tls_images *now = atomic_load_explicit(
+			&reset_images, memory_order_acquire);
+		if (now == set)
+			break;
+		set = now;
+	}
+	AT(t, off_errno, int) = 0;
+	AT(t, off_h_errno, int) = 0;
+	if (off_dlerror)
+		AT(t, off_dlerror, void *) = NULL;
 	memset(t, 0, OFF_DTV);
 	/* libc's memset, not an inlined `rep stos`: 3x faster at this size.
 	 * Skipped: glibc's own key blocks (goroutines use goshim's keys, so
@@ -410,14 +462,6 @@ bool tls_reset(void *tcb)
 		libc_memset(t + OFF_RES, 0, sizeof(struct __res_state));
 	libc_memset(t + OFF_RES + sizeof(struct __res_state), 0,
 		    TCB_SIZE - OFF_RES - sizeof(struct __res_state));
-	if (dl_allocate_tls_init(tcb, true) == NULL)
-		return false;
-	memcpy(t + libc_block_off, saved, libc_block_size);
-	AT(t, off_errno, int) = 0;
-	AT(t, off_h_errno, int) = 0;
-	if (off_dlerror)
-		AT(t, off_dlerror, void *) = NULL;
-	return true;
 }
 
 void tls_destroy(void *tcb)
@@ -484,13 +528,24 @@ unsigned long tls_pointer_guard(void *tcb)
 const ptrdiff_t tls_off_tid = OFF_TID;
 const ptrdiff_t tls_off_cancelhandling = OFF_CANCELHANDLING;
 
-struct dlopen_scan {
-	char *tp;
-	int copied;
-};
+/* Under dlopen_lock: the set tls_reset copies from, made anew. */
+static void images_publish(void)
+{
+	uint32_t n = 0;
+	for (size_t m = 0; m < MAX_TRACKED_MODULES; m++)
+		n += static_modules[m].block != NULL;
+	struct tls_images *set = malloc(sizeof *set + n * sizeof set->im[0]);
+	if (set == NULL)
+		runtime_throw("tls: out of memory for the static TLS images");
+	set->n = 0;
+	for (size_t m = 0; m < MAX_TRACKED_MODULES; m++)
+		if (static_modules[m].block &&
+		    static_modules[m].block->off != libc_block_off)
+			set->im[set->n++] = static_modules[m].block;
+	atomic_store_explicit(&reset_images, set, memory_order_seq_cst);
+}
 
-static void copy_module_image(ptrdiff_t off, const void *image,
-			      size_t filesz, size_t memsz)
+static void copy_module_image(const struct tls_image *im)
 {
 	rlock_lock(&sched.alllock);
 	for (struct g *gp = sched.allgs; gp; gp = gp->alllink) {
@@ -499,16 +554,16 @@ static void copy_module_image(ptrdiff_t off, const void *image,
 			continue; /* real glibc threads: ld.so did them */
 		if (tcb == NULL)
 			continue; /* a G on a free list, its stack given back */
-		char *block = tcb + off;
-		memcpy(block, image, filesz);
-		memset(block + filesz, 0, memsz - filesz);
+		char *block = tcb + im->off;
+		memcpy(block, im->init, im->filesz);
+		memset(block + im->filesz, 0, im->memsz - im->filesz);
 	}
 	rlock_unlock(&sched.alllock);
 }
 
 static int scan_module(struct dl_phdr_info *info, size_t sz, void *arg)
 {
-	struct dlopen_scan *s = arg;
+	char *tp = arg;
 	(void)sz;
 	if (info->dlpi_tls_modid == 0 ||
 	    info->dlpi_tls_modid >= MAX_TRACKED_MODULES)
@@ -519,19 +574,25 @@ static int scan_module(struct dl_phdr_info *info, size_t sz, void *arg)
 			continue;
 		tls_index ti = { info->dlpi_tls_modid, 0 };
 		char *block = tls_get_addr(&ti);
-		ptrdiff_t off = block - s->tp;
+		ptrdiff_t off = block - tp;
 		const void *image = (const char *)info->dlpi_addr + ph->p_vaddr;
 		/* In static TLS iff the block sits below the thread pointer. */
 		if (off >= 0 || (size_t)-off > static_size)
 			break;
 		size_t m = info->dlpi_tls_modid;
 		if (static_modules[m].image == image &&
-		    static_modules[m].off == off)
+		    static_modules[m].block->off == off)
 			break;
+		struct tls_image *im = malloc(sizeof *im + ph->p_filesz);
+		if (im == NULL)
+			runtime_throw("tls: out of memory for a static TLS image");
+		im->off = off;
+		im->filesz = ph->p_filesz;
+		im->memsz = ph->p_memsz;
+		memcpy(im->init, image, ph->p_filesz);
 		static_modules[m].image = image;
-		static_modules[m].off = off;
-		copy_module_image(off, image, ph->p_filesz, ph->p_memsz);
-		s->copied++;
+		static_modules[m].block = im;
+		static_modules[m].copy_due = true;
 		break;
 	}
 	return 0;
@@ -549,22 +610,39 @@ static int mark_present(struct dl_phdr_info *info, size_t sz, void *arg)
 void tls_after_dlclose(void)
 {
 	bool present[MAX_TRACKED_MODULES] = { false };
+	bool changed = false;
 
 	rlock_lock(&dlopen_lock);
 	dl_iterate_phdr(mark_present, present);
 	/* A module loaded again gets the same id, address and offset: it
 	 * must not look already initialised. */
 	for (size_t m = 0; m < MAX_TRACKED_MODULES; m++)
-		if (!present[m])
+		if (!present[m] && static_modules[m].image) {
 			static_modules[m].image = NULL;
+			static_modules[m].block = NULL;
+			changed = true;
+		}
+	if (changed)
+		images_publish();
 	rlock_unlock(&dlopen_lock);
 }
 
 void tls_after_dlopen(void)
 {
-	struct dlopen_scan s = { .tp = arch_get_tp() };
+	bool changed = false;
 
 	rlock_lock(&dlopen_lock);
-	dl_iterate_phdr(scan_module, &s);
+	dl_iterate_phdr(scan_module, arch_get_tp());
+	for (size_t m = 0; m < MAX_TRACKED_MODULES; m++)
+		changed |= static_modules[m].copy_due;
+	/* Published first: a reset that copies from the old set after this
+	 * copies the new image into a TCB sees the new set and is redone. */
+	if (changed)
+		images_publish();
+	for (size_t m = 0; m < MAX_TRACKED_MODULES; m++)
+		if (static_modules[m].copy_due) {
+			copy_module_image(static_modules[m].block);
+			static_modules[m].copy_due = false;
+		}
 	rlock_unlock(&dlopen_lock);
 }

@@ -38,7 +38,7 @@ void tls_prepare(struct g *gp, pid_t tid);
 /* Reset the TLS of a dead goroutine's TCB for reuse: every module's block
  * back to its initial image, except libc's, whose malloc tcache and arena
  * are kept (glibc frees them only in an unexported function). */
-bool tls_reset(void *tcb);
+void tls_reset(void *tcb);
 
 /* Release a TCB's DTV and dynamic TLS blocks (the memory stays). */
 void tls_destroy(void *tcb);
