@@ -89,7 +89,8 @@ void g_signals_init(struct g *gp)
 
 	sigthread_reset(gp);
 	gp->sigself = 0;
-	atomic_store(&gp->sigwait_set, 0);
+	/* Relaxed: the G is nobody else's until newproc queues it. */
+	atomic_store_explicit(&gp->sigwait_set, 0, memory_order_relaxed);
 	gp->in_sighandler = 0;
 	gp->locked_frame_sp = 0;
 	/* A new thread has no alternate signal stack. */

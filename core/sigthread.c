@@ -618,6 +618,17 @@ void sigthread_taken(struct g *gp, int sig)
 
 void sigthread_reset(struct g *gp)
 {
+	/* Nothing left from the last life (the common case): no lock. A
+	 * giver reads the status first and gives nothing to a G still idle;
+	 * once newproc has stored it runnable (a release, after this store
+	 * and the new goid), the giver's goid no longer matches. */
+	if (atomic_load_explicit(&gp->sigpending, memory_order_relaxed) == 0 &&
+	    atomic_load_explicit(&gp->sigprocess, memory_order_relaxed) == 0 &&
+	    __atomic_load_n(&gp->kept, __ATOMIC_RELAXED) == NULL) {
+		atomic_store_explicit(&gp->sigexiting, false,
+				      memory_order_release);
+		return;
+	}
 	/* What the process gave its last life and nobody took back goes
 	 * back now. sigthread_pass, under the same lock, gives nothing to
 	 * it until newproc has made it runnable. */
