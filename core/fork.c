@@ -45,6 +45,7 @@
 #include "preempt.h"
 #include "runtime.h"
 #include "runtime2.h"
+#include "stack.h"
 #include "sys.h"
 #include "timer.h"
 #include "tls.h"
@@ -105,6 +106,7 @@ static void fork_child_runtime(struct g *gp)
 	/* The Ms that held any of these are gone. */
 	trace_fork_child();
 	sema_fork_child();
+	stack_fork_child();
 	futex_fork_child();
 	timers_fork_child();
 	keys_fork_child();

@@ -10,6 +10,15 @@
  * kernels without it, mprotect guards are used while the VMA budget allows,
  * and goshim says once on stderr when it stops adding them.
  *
+ * Stacks of the default size and guard are carved from chunks of up to 64
+ * mapped at once (stack_chunk_take): one mmap, one process_madvise for all
+ * their guards and one that prefaults each one's top two pages (its TCB
+ * and TLS, and the frames a new thread pushes first), where a stack of its
+ * own costs an mmap, a madvise and two page faults (~10 us in a VM, most
+ * of a million-thread start). Chunks grow from 4 stacks, so a program with
+ * a few threads pays for a few. Without process_madvise (before Linux
+ * 6.15's PIDFD_SELF, or seccomp) the guards are madvised one by one.
+ *
  * Each stack is registered with valgrind, when its headers are there (the
  * requests cost a few instructions outside it): memcheck otherwise takes
  * a switch to a stack less than 2 MiB away (a caller-supplied one in the
@@ -20,6 +29,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "number.h"
 #include "print.h"
@@ -37,6 +48,12 @@
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef PIDFD_SELF
+#define PIDFD_SELF (-10000)
 #endif
 #define MINIMAL_REST_STACK 2048
 #define MPROTECT_GUARD_BUDGET 30000
@@ -133,6 +150,96 @@ static void install_guard(char *map, size_t guard)
 	}
 }
 
+/* ---- chunks of default stacks ------------------------------------------ */
+
+#define CHUNK_MIN 4
+#define CHUNK_MAX 64
+#define CHUNK_MAX_BYTES ((size_t)1 << 30)
+
+static struct rlock chunk_lock;
+static char *chunk_next; /* the next stack's lowest address */
+static size_t chunk_left, chunk_span;
+static size_t chunk_grow = CHUNK_MIN;
+static bool chunk_no_pmadvise; /* process_madvise refused: one by one */
+
+/* The raw call: the program's syscall() (shim/blocking.c) would hand this
+ * M's P on, which newproc holds. Bytes done, or -errno. */
+static long pmadvise(struct iovec *v, size_t n, int advice)
+{
+	return chunk_no_pmadvise ? -ENOSYS
+				 : SYS6(SYS_process_madvise, PIDFD_SELF, v, n,
+					advice, 0, 0);
+}
+
+/* Under chunk_lock: map n stacks of span bytes with their guards and
+ * prefaulted tops. False if the kernel refused (the caller maps one). */
+static bool chunk_new(size_t span, size_t guard, size_t n)
+{
+	struct iovec v[CHUNK_MAX];
+	char *map = mmap(NULL, n * span, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				 MAP_STACK,
+			 -1, 0);
+
+	if (map == MAP_FAILED)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct iovec){ map + i * span, guard };
+	if (pmadvise(v, n, MADV_GUARD_INSTALL) != (long)(n * guard)) {
+		chunk_no_pmadvise = true; /* it may have done some: again */
+		for (size_t i = 0; i < n; i++)
+			if (madvise(map + i * span, guard,
+				    MADV_GUARD_INSTALL) != 0) {
+				sys_munmap(map, n * span);
+				return false;
+			}
+	}
+	/* Only a prefault: a page it could not give faults in later. */
+	size_t top = 2 * page_size < span - guard ? 2 * page_size : 0;
+	for (size_t i = 0; top && i < n; i++)
+		v[i] = (struct iovec){ map + (i + 1) * span - top, top };
+	if (top)
+		(void)pmadvise(v, n, MADV_POPULATE_WRITE);
+	chunk_next = map;
+	chunk_span = span;
+	chunk_left = n;
+	return true;
+}
+
+/* A default stack's mapping (span bytes, the guard at its bottom
+ * installed), or NULL where chunks cannot be had. */
+static char *stack_chunk_take(size_t span, size_t guard)
+{
+	char *map = NULL;
+
+	if (atomic_load(&guard_mode) != 1 || guard != page_size ||
+	    span > CHUNK_MAX_BYTES / CHUNK_MIN)
+		return NULL;
+	rlock_lock(&chunk_lock);
+	if (chunk_left == 0 || chunk_span != span) {
+		size_t n = chunk_grow;
+		if (n * span > CHUNK_MAX_BYTES)
+			n = CHUNK_MAX_BYTES / span;
+		chunk_left = 0;
+		if (chunk_new(span, guard, n) && chunk_grow < CHUNK_MAX)
+			chunk_grow *= 2;
+	}
+	if (chunk_left > 0) {
+		map = chunk_next;
+		chunk_next += span;
+		chunk_left--;
+	}
+	rlock_unlock(&chunk_lock);
+	return map;
+}
+
+void stack_fork_child(void)
+{
+	/* Another thread may have held it, mid-chunk: start a new one. */
+	atomic_store(&chunk_lock.key, 0);
+	chunk_left = 0;
+}
+
 int stack_alloc(struct g *gp, size_t stacksize, size_t guardsize)
 {
 	size_t guard = round_page(guardsize);
@@ -144,12 +251,17 @@ int stack_alloc(struct g *gp, size_t stacksize, size_t guardsize)
 		return EINVAL;
 	if (size + guard < size)
 		return EINVAL;
-	map = mmap(NULL, size + guard, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
-		   0);
-	if (map == MAP_FAILED)
-		return EAGAIN;
-	install_guard(map, guard);
+	map = size == default_size ? stack_chunk_take(size + guard, guard)
+				   : NULL;
+	if (map == NULL) {
+		map = mmap(NULL, size + guard, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				   MAP_STACK,
+			   -1, 0);
+		if (map == MAP_FAILED)
+			return EAGAIN;
+		install_guard(map, guard);
+	}
 	tcb = tls_create(map + size + guard);
 	if (tcb == NULL) {
 		sys_munmap(map, size + guard);

@@ -22,5 +22,7 @@ int stack_use_user(struct g *gp, void *addr, size_t size);
 /* Give the kernel back the touched pages of a cached stack. */
 void stack_release_pages(struct g *gp);
 void stack_free(struct g *gp);
+/* In a child of fork: the chunk lock another thread may have held. */
+void stack_fork_child(void);
 
 #endif
