@@ -50,8 +50,11 @@ struct fwaiter {
 	uint32_t bitset;
 };
 
+/* waiting counts the waiters queued here and those on their way in: a
+ * wake that finds it zero takes no lock (futex_wake). */
 struct fbucket {
 	struct spinlock lock;
+	_Atomic int32_t waiting;
 	struct waitq q;
 } __attribute__((aligned(64)));
 
@@ -217,6 +220,8 @@ static int claim_waiters(struct fbucket *b, const void *key, int n,
 			continue;
 		}
 		waitq_unlink(&b->q, pp, prev);
+		atomic_fetch_sub_explicit(&b->waiting, 1,
+					  memory_order_relaxed);
 		woken += claim_onto(c, w);
 	}
 	return woken;
@@ -270,6 +275,8 @@ static void withdraw(struct waiter *w)
 				pp = &prev->next;
 			}
 			waitq_unlink(&b->q, pp, prev);
+			atomic_fetch_sub_explicit(&b->waiting, 1,
+						  memory_order_relaxed);
 		}
 		spin_unlock(&b->lock);
 		leave();
@@ -287,6 +294,10 @@ int futex_wait(const _Atomic uint32_t *addr, bool shared, uint32_t val,
 
 	if (!enter())
 		return FUTEX_NOT_HERE;
+	/* Counted before the word is read (a full barrier): a waker that
+	 * changed the word, fenced and then read zero comes before it, and
+	 * the read below sees the change. */
+	atomic_fetch_add(&b->waiting, 1);
 	spin_lock(&b->lock);
 	int err = 0;
 	if (atomic_load(addr) != val)
@@ -294,6 +305,8 @@ int futex_wait(const _Atomic uint32_t *addr, bool shared, uint32_t val,
 	else if (deadline >= 0 && nanotime() >= deadline)
 		err = ETIMEDOUT;
 	if (err) {
+		atomic_fetch_sub_explicit(&b->waiting, 1,
+					  memory_order_relaxed);
 		spin_unlock(&b->lock);
 		leave();
 		return err;
@@ -314,6 +327,11 @@ int futex_wake(const void *addr, bool shared, int n, uint32_t bitset)
 	struct fbucket *b = bucket_of(key);
 	struct claimed c = { NULL, &c.head };
 
+	/* The caller changed the word: after the fence, a waiter not
+	 * counted yet will read the new value (futex_wait). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&b->waiting, memory_order_relaxed) == 0)
+		return 0;
 	if (!enter()) {
 		defer_bucket(b);
 		return 0;
@@ -361,6 +379,8 @@ int futex_requeue(const _Atomic uint32_t *from, const void *to, bool shared,
 		}
 		if (woken < nwake) {
 			waitq_unlink(&b1->q, pp, prev);
+			atomic_fetch_sub_explicit(&b1->waiting, 1,
+						  memory_order_relaxed);
 			woken += claim_onto(&c, w);
 			continue;
 		}
@@ -377,6 +397,10 @@ int futex_requeue(const _Atomic uint32_t *from, const void *to, bool shared,
 			continue;
 		}
 		waitq_unlink(&b1->q, pp, prev);
+		atomic_fetch_sub_explicit(&b1->waiting, 1,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&b2->waiting, 1,
+					  memory_order_relaxed);
 		waitq_push(&b2->q, w, false);
 	}
 	unlock2(b1, b2);
