@@ -39,6 +39,7 @@ struct pd {
 	_Atomic uint8_t socktype; /* SOCK_STREAM, ...; 0 not learnt */
 	_Atomic uint8_t flags;	 /* PD_* */
 	_Atomic uint32_t count[2]; /* events per mode (NP_READ, NP_WRITE) */
+	_Atomic int64_t alive_at; /* epoll last showed the registration */
 	struct netpoll_link *wait[2];
 	_Atomic uint32_t serial; /* fd_serial_lock: 0 free, 1 held, 2 waited */
 	struct rlock fl_lock;	 /* fd_nowait_call vs the program's flags */
