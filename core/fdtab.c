@@ -96,6 +96,19 @@ struct pd *pd_get(int fd, bool alloc)
 }
 
 
+void pd_each(void (*fn)(struct pd *pd, void *arg), void *arg)
+{
+	_Atomic(struct pd *) *tab = atomic_load_explicit(&fdt.tab,
+							 memory_order_acquire);
+
+	for (uint32_t c = 0; tab && c < fdt.nchunks; c++) {
+		struct pd *chunk = atomic_load_explicit(&tab[c],
+							memory_order_acquire);
+		for (uint32_t i = 0; chunk && i < PD_CHUNK; i++)
+			fn(&chunk[i], arg);
+	}
+}
+
 void fdtab_lock(void)
 {
 	table(); /* not under fdt.lock, which making it takes */

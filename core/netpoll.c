@@ -24,10 +24,12 @@
  * added. Adding again on every wait (EEXIST, the common answer) cost a
  * system call per wait on epoll's one mutex, 5% of a 10,000-connection
  * echo server's CPU. So a registration epoll has shown alive within
- * NP_TRUST_NS (an add that found it, an event for it) is trusted, and a
- * wait that trusts one adds the fd again at the end of that window if it
- * is still waiting: a file swapped behind goshim's back is found within
- * NP_TRUST_NS, and an fd in use (events come) is never added again.
+ * NP_TRUST_NS (an add that found it, an event for it) is trusted. A wait
+ * that trusted one is woken by sysmon once the trust has run out
+ * (netpoll_recheck, every NP_RECHECK_NS): its caller tries again and
+ * waits again, adding the fd first. A file swapped behind goshim's back
+ * is found within about NP_TRUST_NS + NP_RECHECK_NS; a busy fd (events
+ * come) is never added again, and an idle one once per idle spell.
  *
  * findrunnable polls without blocking when its queues are empty, and the
  * M that finds nothing blocks in epoll until the next timer (netpoll_block);
@@ -53,6 +55,7 @@
 #define NEVENTS 128
 #define BREAK_DATA UINT64_MAX
 #define NP_TRUST_NS ((int64_t)250 * 1000 * 1000)
+#define NP_RECHECK_NS ((int64_t)100 * 1000 * 1000)
 
 static struct {
 	_Atomic bool up;   /* epfd and efd exist */
@@ -97,6 +100,49 @@ void netpoll_unblock(struct pd *pd, struct waiter **list)
 {
 	take_waiters(pd, 0, list);
 	take_waiters(pd, 1, list);
+}
+
+/* pd's waiters that trusted its registration, now that epoll has shown
+ * nothing for NP_TRUST_NS: woken, to try again and add the fd. */
+static void recheck_pd(struct pd *pd, void *arg)
+{
+	const int64_t *now = arg;
+	struct waiter *list = NULL;
+
+	if ((!pd->wait[0] && !pd->wait[1]) ||
+	    *now - atomic_load_explicit(&pd->alive_at, memory_order_relaxed) <
+		    NP_TRUST_NS)
+		return;
+	spin_lock(&pd->lock);
+	for (int m = 0; m < 2; m++) {
+		for (struct netpoll_link **pp = &pd->wait[m]; *pp;) {
+			struct netpoll_link *l = *pp;
+			if (!l->trusted) {
+				pp = &l->next;
+				continue;
+			}
+			*pp = l->next;
+			l->queued = false;
+			if (waiter_claim(l->w)) {
+				l->w->next = list;
+				list = l->w;
+			}
+		}
+	}
+	spin_unlock(&pd->lock);
+	netpoll_deliver(list);
+}
+
+void netpoll_recheck(int64_t now)
+{
+	static int64_t last;
+
+	if (now - last < NP_RECHECK_NS ||
+	    atomic_load_explicit(&np.waiters, memory_order_relaxed) == 0)
+		return;
+	last = now;
+	int64_t coarse = nanotime_coarse();
+	pd_each(recheck_pd, &coarse);
 }
 
 bool netpoll_fd_is(int fd)
@@ -195,30 +241,27 @@ static long epoll_ctl_np(int op, int fd, struct epoll_event *ev)
 	}
 }
 
-/* Add fd to epoll, unless its registration is trusted (see the top):
- * then *recheck becomes no later than the end of the trust. 0, EBADF, or
- * EPERM: epoll cannot watch it (a regular file; out of watches). */
+/* Add fd to epoll, unless its registration is trusted (see the top:
+ * *trusted says so). 0, EBADF, or EPERM: epoll cannot watch it (a regular
+ * file; out of watches). */
 static int pd_register(struct pd *pd, int fd, uint32_t seq, int64_t now,
-		       int64_t *recheck)
+		       bool *trusted)
 {
 	struct epoll_event ev = {
 		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET,
 		.data.u64 = (uint64_t)seq << 32 | (uint32_t)fd,
 	};
 
-	if (recheck &&
-	    (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
-	     PD_REGISTERED) &&
-	    atomic_load_explicit(&pd->seq, memory_order_relaxed) == seq) {
-		int64_t until = atomic_load_explicit(&pd->alive_at,
-						     memory_order_relaxed) +
-				NP_TRUST_NS;
-		if (now < until) {
-			if (*recheck < 0 || until < *recheck)
-				*recheck = until;
-			return 0;
-		}
-	}
+	*trusted = (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
+		    PD_REGISTERED) &&
+		   atomic_load_explicit(&pd->seq, memory_order_relaxed) ==
+			   seq &&
+		   now - atomic_load_explicit(&pd->alive_at,
+					      memory_order_relaxed) <
+			   NP_TRUST_NS &&
+		   !sysmon_absent(); /* nobody would recheck */
+	if (*trusted)
+		return 0;
 	long r = epoll_ctl_np(EPOLL_CTL_ADD, fd, &ev);
 	if (r == -EEXIST) {
 		if (atomic_load_explicit(&pd->flags, memory_order_relaxed) &
@@ -289,20 +332,17 @@ static int wait_for(struct netpoll_req *reqs, int n, int64_t deadline,
 
 	if (!poll_up())
 		return EPERM;
-	/* recheck: the end of the trust in a registration this wait did not
-	 * add again; the wait then adds it (trusting nothing: untrusted). */
-	int64_t recheck = -1, now = nanotime_coarse();
-	bool untrusted = false;
-again:
+	int64_t now = nanotime_coarse();
 	waiter_init(&w);
 	for (int i = 0; i < n && !ready; i++) {
 		struct netpoll_req *r = &reqs[i];
 		struct pd *pd = r->pd;
+		bool trusted;
 		int e;
 
 		if (pd == NULL ||
-		    (e = pd_register(pd, r->fd, r->seq, now,
-				     untrusted ? NULL : &recheck)) == EPERM)
+		    (e = pd_register(pd, r->fd, r->seq, now, &trusted)) ==
+			    EPERM)
 			continue;
 		watched++;
 		spin_lock(&pd->lock);
@@ -319,6 +359,7 @@ again:
 				}
 				l->w = &w;
 				l->queued = true;
+				l->trusted = trusted;
 				l->next = pd->wait[m];
 				pd->wait[m] = l;
 			}
@@ -335,17 +376,13 @@ again:
 				      : waiter_block(&w, nothing_to_unlock,
 						     NULL, reason, -1);
 	} else {
-		int64_t until = deadline;
-		if (recheck >= 0 && (until < 0 || recheck < until))
-			until = recheck;
-		else
-			recheck = -1;
 		atomic_fetch_add(&np.waiters, 1);
 		if (cancel)
 			intr_begin_cancel();
 		else
 			intr_begin();
-		st = waiter_block(&w, nothing_to_unlock, NULL, reason, until);
+		st = waiter_block(&w, nothing_to_unlock, NULL, reason,
+				  deadline);
 		intr = intr_end(true);
 		/* The last waiter gone: a blocked M must not keep waiting
 		 * for fds (see netpoll_block). */
@@ -372,14 +409,6 @@ again:
 		}
 		if (reqs[i].pd && atomic_load(&reqs[i].pd->seq) != reqs[i].seq)
 			closed = true;
-	}
-	/* The trust ran out first: add the fds again and wait on. */
-	if (recheck >= 0 && st == W_TIMEDOUT && intr == 0 && !closed) {
-		recheck = -1;
-		untrusted = true;
-		now = nanotime_coarse();
-		watched = 0;
-		goto again;
 	}
 	if (closed)
 		return EBADF;

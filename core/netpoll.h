@@ -42,6 +42,7 @@ struct netpoll_link {
 	struct netpoll_link *next;
 	struct waiter *w;
 	bool queued;
+	bool trusted; /* the wait did not add the fd again (netpoll.c) */
 };
 
 struct netpoll_req {
@@ -94,6 +95,9 @@ int netpoll_io_wait(struct netpoll_io *io, long n);
  * ns, -1 none) or netpoll_break (false: nobody waits on an fd, sleep on
  * the note instead). */
 int netpoll_check(void);
+/* sysmon: wake the waits whose trust in their fd's epoll registration
+ * has run out (netpoll.c), at most every 100 ms. */
+void netpoll_recheck(int64_t now);
 bool netpoll_block(int64_t deadline);
 /* Goroutines wait on fds and no M is blocked in netpoll for them. */
 bool netpoll_unwatched(void);

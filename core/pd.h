@@ -52,6 +52,9 @@ struct pd *pd_get(int fd, bool alloc);
  * seq is no longer seq). */
 void pd_note(struct pd *pd, uint32_t seq, enum fd_kind kind, int socktype,
 	     uint8_t flags);
+/* fn on every pd of the table's chunks that exist (sysmon's look at the
+ * waits, netpoll_recheck: no lock, fn takes the pd's). */
+void pd_each(void (*fn)(struct pd *pd, void *arg), void *arg);
 /* The lock under which the runtime's fds are made, moved and closed (the
  * table is made first: making it takes the lock). */
 void fdtab_lock(void);

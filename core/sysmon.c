@@ -536,6 +536,7 @@ static void *sysmon_main(void *arg)
 			 * queue; wakep finds them a P. */
 			netpoll_check();
 		}
+		netpoll_recheck(now);
 		preempt_refresh_text(now);
 		gomaxprocs_follow(now);
 		idle = retaken ? 0 : idle + 1;
