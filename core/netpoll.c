@@ -109,7 +109,8 @@ static void recheck_pd(struct pd *pd, void *arg)
 	const int64_t *now = arg;
 	struct waiter *list = NULL;
 
-	if ((!pd->wait[0] && !pd->wait[1]) ||
+	if ((!__atomic_load_n(&pd->wait[0], __ATOMIC_RELAXED) &&
+	     !__atomic_load_n(&pd->wait[1], __ATOMIC_RELAXED)) ||
 	    *now - atomic_load_explicit(&pd->alive_at, memory_order_relaxed) <
 		    NP_TRUST_NS)
 		return;
