@@ -158,7 +158,7 @@ static void install_guard(char *map, size_t guard)
 
 static struct rlock chunk_lock;
 static char *chunk_next; /* the next stack's lowest address */
-static size_t chunk_left, chunk_span;
+static size_t chunk_left;
 static size_t chunk_grow = CHUNK_MIN;
 static bool chunk_no_pmadvise; /* process_madvise refused: one by one */
 
@@ -171,17 +171,24 @@ static long pmadvise(struct iovec *v, size_t n, int advice)
 					advice, 0, 0);
 }
 
+/* Address space for stacks: only touched pages cost memory. */
+static char *map_stacks(size_t len)
+{
+	char *map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				 MAP_STACK,
+			 -1, 0);
+	return map == MAP_FAILED ? NULL : map;
+}
+
 /* Under chunk_lock: map n stacks of span bytes with their guards and
  * prefaulted tops. False if the kernel refused (the caller maps one). */
 static bool chunk_new(size_t span, size_t guard, size_t n)
 {
 	struct iovec v[CHUNK_MAX];
-	char *map = mmap(NULL, n * span, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-				 MAP_STACK,
-			 -1, 0);
+	char *map = map_stacks(n * span);
 
-	if (map == MAP_FAILED)
+	if (map == NULL)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		v[i] = (struct iovec){ map + i * span, guard };
@@ -201,13 +208,13 @@ static bool chunk_new(size_t span, size_t guard, size_t n)
 	if (top)
 		(void)pmadvise(v, n, MADV_POPULATE_WRITE);
 	chunk_next = map;
-	chunk_span = span;
 	chunk_left = n;
 	return true;
 }
 
-/* A default stack's mapping (span bytes, the guard at its bottom
- * installed), or NULL where chunks cannot be had. */
+/* A default stack with a default guard (span bytes: every chunk's stacks
+ * are that size), the guard at its bottom installed; NULL where chunks
+ * cannot be had. */
 static char *stack_chunk_take(size_t span, size_t guard)
 {
 	char *map = NULL;
@@ -216,7 +223,7 @@ static char *stack_chunk_take(size_t span, size_t guard)
 	    span > CHUNK_MAX_BYTES / CHUNK_MIN)
 		return NULL;
 	rlock_lock(&chunk_lock);
-	if (chunk_left == 0 || chunk_span != span) {
+	if (chunk_left == 0) {
 		size_t n = chunk_grow;
 		if (n * span > CHUNK_MAX_BYTES)
 			n = CHUNK_MAX_BYTES / span;
@@ -254,11 +261,8 @@ int stack_alloc(struct g *gp, size_t stacksize, size_t guardsize)
 	map = size == default_size ? stack_chunk_take(size + guard, guard)
 				   : NULL;
 	if (map == NULL) {
-		map = mmap(NULL, size + guard, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-				   MAP_STACK,
-			   -1, 0);
-		if (map == MAP_FAILED)
+		map = map_stacks(size + guard);
+		if (map == NULL)
 			return EAGAIN;
 		install_guard(map, guard);
 	}
