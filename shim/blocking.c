@@ -4,8 +4,10 @@
  * and its P is left for sysmon to hand to another M if the call takes
  * longer than a tick, so other goroutines keep running.
  *
- * Each wrapper is IN_SYSCALL (shim.h) around the C library's function; the
- * list below is the whole of it. Those on an fd (BLOCKING_FD) say EBADF
+ * Each wrapper is IN_SYSCALL_AGAIN (shim.h) around the C library's
+ * function: an EINTR no handler of the program's caused makes the call
+ * again, as natively nothing would have ended it. The list below is the
+ * whole of it. Those on an fd (BLOCKING_FD) say EBADF
  * for the runtime's own, which the program never opened.
  */
 #include <dlfcn.h>
@@ -35,7 +37,7 @@
 			fn = (ret(*) params)dlsym(RTLD_NEXT, #name); \
 		if (!shim_active())                                  \
 			return fn args;                              \
-		return IN_SYSCALL(fn args);                          \
+		return IN_SYSCALL_AGAIN(fn args);                    \
 	}
 #define BLOCKING(ret, name, params, args) \
 	BLOCKING_IF(false, ret, name, params, args)
@@ -135,7 +137,7 @@ static int open_at(int dirfd, const char *path, int flags, mode_t mode)
 								  "openat");
 	if (!shim_active())
 		return fn(dirfd, path, flags, mode);
-	int fd = IN_SYSCALL(fn(dirfd, path, flags, mode));
+	int fd = IN_SYSCALL_AGAIN(fn(dirfd, path, flags, mode));
 	long opened = fd < 0 ? -errno : fd, r;
 	/* The kernel has read path if it opened it or found nothing. */
 	if ((opened >= 0 || opened == -ENOENT) &&
@@ -197,5 +199,9 @@ GOSHIM_EXPORT long syscall(long nr, ...)
 		return r;
 	if (shim_cpuclock_syscall(nr, a, &r))
 		return r;
-	return IN_SYSCALL(fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+	/* Made again after goshim's own EINTR, as every call here is
+	 * (shim.h), but close: its EINTR may come after the fd is gone. */
+	if (nr == SYS_close)
+		return IN_SYSCALL(fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+	return IN_SYSCALL_AGAIN(fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
 }

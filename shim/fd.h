@@ -82,21 +82,11 @@ static inline bool fd_restart(int e)
  * program's ran on the goroutine (handlers_ran moved) is the program's,
  * as natively.
  */
-static inline uint32_t fd_handlers_ran(void)
-{
-	return g_handlers_ran();
-}
-
-static inline bool own_eintr(uint32_t before)
-{
-	return on_goroutine() && g_handlers_ran() == before;
-}
-
 /* A raw look (-errno) that does not wait, made again after an EINTR of
  * goshim's. */
 #define FD_NO_OWN_EINTR(call)                                         \
 	({                                                            \
-		uint32_t h_ = fd_handlers_ran();                      \
+		uint32_t h_ = g_handlers_ran();                      \
 		long r_;                                              \
 		while ((r_ = (call)) == -EINTR && own_eintr(h_))      \
 			;                                             \
@@ -111,7 +101,7 @@ static inline bool own_eintr(uint32_t before)
 #define FD_NOWAIT_CALL(fn, raw, ...)                                  \
 	IN_SYSCALL(({                                                 \
 		int e_ = errno;                                       \
-		uint32_t h_ = fd_handlers_ran();                      \
+		uint32_t h_ = g_handlers_ran();                      \
 		long r_;                                              \
 		while ((r_ = FD_REAL(fn, raw, __VA_ARGS__)) == -1 &&  \
 		       errno == EINTR && own_eintr(h_))               \

@@ -59,7 +59,7 @@ GOSHIM_EXPORT int fcntl(int fd, int cmd, ...)
 		return (int)fd_flags_call(fd, do_fcntl, &a);
 	case F_SETLKW:
 	case F_OFD_SETLKW:
-		return (int)IN_SYSCALL(do_fcntl(&a));
+		return (int)IN_SYSCALL_AGAIN(do_fcntl(&a));
 	default:
 		return (int)do_fcntl(&a);
 	}

@@ -29,11 +29,11 @@ GOSHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	if (!fd_parks())
 		return FD_REAL(read, SYS3(SYS_read, fd, buf, n), fd, buf, n);
 	if (n > MAX_RW_COUNT)
-		return IN_SYSCALL(real.read(fd, buf, n));
+		return IN_SYSCALL_AGAIN(real.read(fd, buf, n));
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
 	case FD_COMM:
-		return IN_SYSCALL(real.read(fd, buf, n));
+		return IN_SYSCALL_AGAIN(real.read(fd, buf, n));
 	case FD_EVENT:
 		return fd_ret(fd_event_rw(fd, &(struct iovec){ buf, n }, 1,
 					  false));
@@ -53,10 +53,10 @@ GOSHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	if (!fd_parks())
 		return FD_REAL(write, SYS3(SYS_write, fd, buf, n), fd, buf, n);
 	if (n > MAX_RW_COUNT)
-		return IN_SYSCALL(real.write(fd, buf, n));
+		return IN_SYSCALL_AGAIN(real.write(fd, buf, n));
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
-		return IN_SYSCALL(real.write(fd, buf, n));
+		return IN_SYSCALL_AGAIN(real.write(fd, buf, n));
 	case FD_COMM:
 		return fd_ret(shim_comm_write(
 			fd, &(struct iovec){ (void *)buf, n }, 1));
@@ -81,7 +81,7 @@ GOSHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
 	case FD_COMM:
-		return IN_SYSCALL(real.readv(fd, iov, n));
+		return IN_SYSCALL_AGAIN(real.readv(fd, iov, n));
 	case FD_EVENT:
 		return fd_ret(fd_event_rw(fd, iov, n, false));
 	default:
@@ -102,7 +102,7 @@ GOSHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 			       n);
 	switch (fd_kind(fd)) {
 	case FD_OTHER:
-		return IN_SYSCALL(real.writev(fd, iov, n));
+		return IN_SYSCALL_AGAIN(real.writev(fd, iov, n));
 	case FD_COMM:
 		return fd_ret(shim_comm_write(fd, iov, n));
 	case FD_EVENT:

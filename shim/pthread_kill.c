@@ -128,9 +128,24 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 	siginfo_t got;
 	struct g *gp;
 	bool here = false;
+	uint32_t ran = g_handlers_ran();
+	struct timespec left;
+	int64_t deadline = 0;
 	long r;
 
+	/* The timeout is relative: an EINTR of goshim's (own_eintr) waits
+	 * again for what is left of it. */
+	if (t && sys_ts_check(t) == 0)
+		deadline = nanotime() + t->tv_sec * 1000000000LL + t->tv_nsec;
 	do {
+		if (deadline) {
+			int64_t ns = deadline - nanotime();
+			if (ns < 0)
+				ns = 0;
+			left.tv_sec = ns / 1000000000;
+			left.tv_nsec = ns % 1000000000;
+			t = &left;
+		}
 		gp = cancel_syscall_enter();
 		r = 0;
 		if (gp) {
@@ -142,9 +157,10 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 		if (gp)
 			sigthread_sigwait_end(gp, bits);
 		cancel_syscall_exit(gp);
-	} while (r > 0 && gp &&
-		 (sigthread_misdirected((int)r, &got, &here) ||
-		  (here && !sigthread_kept_siginfo(gp, (int)r, &got))));
+	} while ((r > 0 && gp &&
+		  (sigthread_misdirected((int)r, &got, &here) ||
+		   (here && !sigthread_kept_siginfo(gp, (int)r, &got)))) ||
+		 (r == -EINTR && gp && own_eintr(ran) && !g_cancel_due(gp)));
 	if (r == -EINTR && gp && g_cancel_due(gp))
 		r = -ECANCELED;
 	if (r < 0) {
@@ -214,14 +230,19 @@ GOSHIM_EXPORT int sigsuspend(const sigset_t *set)
 	 * the goroutine's mask blocks it (sigthread.c looks after adding). */
 	shim_testcancel();
 	uint64_t keep = sigthread_mask_temporary(gp, bits);
+	uint32_t ran = g_handlers_ran();
 	long r;
-	if (sigthread_deliver_temporary(gp)) {
-		r = -EINTR;
-	} else {
-		cancel_syscall_enter();
-		r = SYS2(SYS_rt_sigsuspend, set, 8);
-		cancel_syscall_exit(gp);
-	}
+	/* It returns once a handler of the program's has run: an EINTR of
+	 * goshim's (own_eintr) waits again. */
+	do {
+		if (sigthread_deliver_temporary(gp)) {
+			r = -EINTR;
+		} else {
+			cancel_syscall_enter();
+			r = SYS2(SYS_rt_sigsuspend, set, 8);
+			cancel_syscall_exit(gp);
+		}
+	} while (r == -EINTR && own_eintr(ran) && !g_cancel_due(gp));
 	sigthread_mask_restore(gp, keep);
 	/* A cancellation point: pthread_cancel's signal ended it. */
 	shim_testcancel();

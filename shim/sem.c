@@ -92,10 +92,10 @@ static int real_down(sem_t *sem, bool clocked, clockid_t clk,
 		return -1;
 	errno = saved;
 	if (abstime == NULL)
-		return IN_SYSCALL(real.sem_wait(sem));
+		return IN_SYSCALL_AGAIN(real.sem_wait(sem));
 	if (clocked)
-		return IN_SYSCALL(real.sem_clockwait(sem, clk, abstime));
-	return IN_SYSCALL(real.sem_timedwait(sem, abstime));
+		return IN_SYSCALL_AGAIN(real.sem_clockwait(sem, clk, abstime));
+	return IN_SYSCALL_AGAIN(real.sem_timedwait(sem, abstime));
 }
 
 GOSHIM_EXPORT int sem_init(sem_t *sem, int pshared, unsigned value)

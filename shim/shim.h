@@ -68,23 +68,57 @@ static inline struct g *shim_thread(pthread_t t)
 	})
 
 /*
+ * An EINTR the program would not have had natively: no handler of its
+ * ran on the calling goroutine since `before` (g_handlers_ran). A signal
+ * goshim sent to one goroutine can reach its OS thread after that
+ * goroutine has left it (a pthread_kill or pthread_cancel that met the
+ * thread as it switched); goshim's handler hands it back
+ * (sigthread_misdirected), but the kernel has already ended whatever call
+ * the next goroutine waits in, whatever SA_RESTART says for calls that
+ * never restart (pause, sigsuspend, the timed waits), and for all of them
+ * when the handler has no SA_RESTART (glibc's SIGCANCEL). Such a call is
+ * made again.
+ */
+static inline bool own_eintr(uint32_t before)
+{
+	return on_goroutine() && g_handlers_ran() == before;
+}
+
+/* IN_SYSCALL for a call in the C library's form (-1 and errno) that
+ * is made again after an EINTR of goshim's (own_eintr): one with no side
+ * effect when it fails with EINTR. A relative timeout starts over then. */
+#define IN_SYSCALL_AGAIN(call)                                        \
+	({                                                            \
+		uint32_t ha_ = g_handlers_ran();                      \
+		__typeof__(call) ra_;                                 \
+		while ((ra_ = IN_SYSCALL(call)) == -1 && errno == EINTR && \
+		       own_eintr(ha_))                                \
+			;                                             \
+		ra_;                                                  \
+	})
+
+/*
  * A raw system call that is a cancellation point (glibc's would be), run
  * under entersyscall: a cancel request already due acts first, and one
  * made during the call interrupts it (gcancel sends SIGCANCEL; sysmon
  * again while the call goes on): its EINTR acts once the call is left.
- * A caller with something to undo first uses the two halves
- * (cancel_syscall_enter and _exit, core/runtime.h) and looks at
- * g_cancel_due after an EINTR.
+ * An EINTR of goshim's (own_eintr) makes the call again. A caller with
+ * something to undo first uses the two halves (cancel_syscall_enter and
+ * _exit, core/runtime.h) and looks at g_cancel_due after an EINTR.
  */
-#define SYS_CANCEL(call)                                   \
-	({                                                 \
-		shim_testcancel();                         \
-		struct g *cg_ = cancel_syscall_enter();    \
-		long cr_ = (call);                         \
-		cancel_syscall_exit(cg_);                  \
-		if (cr_ == -EINTR)                         \
-			shim_testcancel();                 \
-		cr_;                                       \
+#define SYS_CANCEL(call)                                           \
+	({                                                         \
+		uint32_t ch_ = g_handlers_ran();                   \
+		long cr_;                                          \
+		do {                                               \
+			shim_testcancel();                         \
+			struct g *cg_ = cancel_syscall_enter();    \
+			cr_ = (call);                              \
+			cancel_syscall_exit(cg_);                  \
+			if (cr_ == -EINTR)                         \
+				shim_testcancel();                 \
+		} while (cr_ == -EINTR && own_eintr(ch_));         \
+		cr_;                                               \
 	})
 
 /* thread_id.c: the caller's thread id (a goroutine's own, g_tid), and
