@@ -69,6 +69,10 @@ size_t arch_preempt_stack(void);
 uintptr_t arch_uc_pc(const void *uc);
 uintptr_t arch_uc_sp(const void *uc);
 bool arch_preempt_inject(void *uc);
+/* The interrupted context (a ucontext_t) was in a system call: its pc is
+ * just after a system call instruction (the call ended with EINTR) or on
+ * one (the kernel rewound it to restart the call). */
+bool arch_uc_at_syscall(const void *uc);
 
 /* Pause hint for spin loops. */
 static inline void arch_cpu_relax(void)

@@ -163,6 +163,8 @@ void keys_run_destructors(struct g *gp);
  * queued on a dead stack; the request is then marked and the signal sent
  * again where gp runs next (its next wait ends at once). */
 bool sigthread_cancel_unsafe(struct g *gp, uintptr_t pc);
+/* pc is in goshim's own code (libgoshim.so's executable segments). */
+bool goshim_text(uintptr_t pc);
 /* sysmon: sig, whose instances sigkeep_give has just given gp, for gp
  * in its life goid (back to the process if that one has ended). */
 void sigthread_pass(struct g *gp, uint64_t goid, int sig);

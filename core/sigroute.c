@@ -373,6 +373,30 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	gp->m->sigmask = back;
 }
 
+/*
+ * The goroutine's M says user code or a system call, but the signal met
+ * it in goshim's own code outside the kernel: a runtime entry's first
+ * steps or a system call's last ones (mcall, entersyscall, exitsyscall,
+ * before the M's state says so), which hold the M, or its P, in a local.
+ * A handler run there may park the goroutine (exitsyscall's slow path
+ * for a call, any wait for the program's handler) and end it on another
+ * M; the interrupted code would then go on with the first M's state, on
+ * the wrong thread (two Ms would run the goroutine's P and records). So
+ * the signal is kept for the goroutine's next step out, as for runtime
+ * code, and sysmon sends it again. Goshim's own system calls take it at
+ * once: that is where it raises a goroutine's kept signals (tgkill,
+ * sigprocmask), and what follows them reads the M afresh. A fault is the
+ * instruction's own: kept, it would only fault again. So is glibc's
+ * asynchronous cancel (sigthread_cancel_unsafe marks it).
+ */
+static bool in_runtime_step(struct g *gp, int sig, siginfo_t *si,
+			    void *uc)
+{
+	if (synchronous(sig, si) || (sig == SIGCANCEL && g_cancel_async(gp)))
+		return false;
+	return goshim_text(arch_uc_pc(uc)) && !arch_uc_at_syscall(uc);
+}
+
 static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
@@ -389,6 +413,8 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 		}
 	} else if (gp && !gp->is_g0 && gp->m) {
 		uint32_t ps = atomic_load(&gp->m->pstate);
+		if (in_runtime_step(gp, sig, si, uc))
+			ps = MP_RUNTIME;
 		switch (ps) {
 		case MP_USER:
 		case MP_LOST:

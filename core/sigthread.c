@@ -325,9 +325,9 @@ static bool sigthread_interrupt(struct g *gp)
 /* libgoshim.so's own ELF header (the linker's, hidden). */
 extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 
-/* pc is in goshim's own code: an executable segment of libgoshim.so, read
- * from its program headers in memory (no loader call: async-signal-safe). */
-static bool goshim_text(uintptr_t pc)
+/* Read from libgoshim.so's program headers in memory (no loader call:
+ * async-signal-safe). */
+bool goshim_text(uintptr_t pc)
 {
 	const ElfW(Ehdr) *eh = &__ehdr_start;
 	const ElfW(Phdr) *ph = (const void *)((const char *)eh + eh->e_phoff);

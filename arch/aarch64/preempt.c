@@ -30,6 +30,14 @@ uintptr_t arch_uc_sp(const void *uc)
 	return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.sp;
 }
 
+bool arch_uc_at_syscall(const void *uc)
+{
+	const uint32_t *pc = (const uint32_t *)arch_uc_pc(uc);
+
+	/* `svc #0` is d4000001. */
+	return pc[-1] == 0xd4000001u || pc[0] == 0xd4000001u;
+}
+
 bool arch_preempt_inject(void *uc)
 {
 	(void)uc;

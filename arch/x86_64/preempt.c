@@ -63,6 +63,15 @@ uintptr_t arch_uc_sp(const void *uc)
 	return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
 }
 
+bool arch_uc_at_syscall(const void *uc)
+{
+	const unsigned char *pc = (const unsigned char *)arch_uc_pc(uc);
+
+	/* `syscall` is 0f 05. */
+	return (pc[-2] == 0x0f && pc[-1] == 0x05) ||
+	       (pc[0] == 0x0f && pc[1] == 0x05);
+}
+
 bool arch_preempt_inject(void *ucv)
 {
 	ucontext_t *uc = ucv;

