@@ -498,10 +498,15 @@ else
 		"all(0 < v[m]['held'] < 2000 and v[m]['ending'] == 'oom' and v[m]['signal'] == 9 and v[m]['oom_kills'] >= 1 for m in ('native', 'goshim'))" "$work/l.json"
 	check "stress --mem-limit 4M: the total memory peaked at the limit, not above" \
 		"all(3 * 1024 <= v[m]['mem_total_peak_kib'] <= 4 * 1024 + 256 and v['mem_limit_kib'] == 4096 for m in ('native', 'goshim'))" "$work/l.json"
+	# The threads are read at a sample, the connections counted as
+	# answered before it: near the limit the kernel reclaims and a few
+	# accepted ones (a thread each) are not answered yet. 1.03 was usual,
+	# and one CI run went past 1.1; goshim's is about 0.02.
 	check "stress --mem-limit 4M: natively one OS thread per connection held" \
-		"v['native']['per_conn'] is None or abs(v['native']['per_conn']['threads'] - 1) < 0.1" "$work/l.json"
+		"v['native']['per_conn'] is None or abs(v['native']['per_conn']['threads'] - 1) < 0.25" "$work/l.json"
 	python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))
-print("     (held in 4 MiB: native %d, goshim %d)" % (v["native"]["held"], v["goshim"]["held"]))' "$work/l.json"
+t = {m: "%.2f" % v[m]["per_conn"]["threads"] if v[m]["per_conn"] else "none" for m in ("native", "goshim")}
+print("     (held in 4 MiB: native %d, goshim %d; OS threads per connection: native %s, goshim %s)" % (v["native"]["held"], v["goshim"]["held"], t["native"], t["goshim"]))' "$work/l.json"
 	left=$(find "$cg_parent" -maxdepth 1 -name 'goshim-*' | head -n 3)
 	if [[ -z $left ]]; then ok "stress --mem-limit: its cgroups are removed afterwards"; else fail "stress --mem-limit left cgroups: $left"; fi
 fi
