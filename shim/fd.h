@@ -86,7 +86,7 @@ static inline bool fd_restart(int e)
  * goshim's. */
 #define FD_NO_OWN_EINTR(call)                                         \
 	({                                                            \
-		uint32_t h_ = g_handlers_ran();                      \
+		uint32_t h_ = g_handlers_ran();                       \
 		long r_;                                              \
 		while ((r_ = (call)) == -EINTR && own_eintr(h_))      \
 			;                                             \
@@ -98,16 +98,8 @@ static inline bool fd_restart(int e)
  * entersyscall (a runtime entry, where a goroutine sysmon asked to yield
  * does so, and where no preemption signal is sent to it), made again
  * after an EINTR of goshim's; errno is kept on a retry. */
-#define FD_NOWAIT_CALL(fn, raw, ...)                                  \
-	IN_SYSCALL(({                                                 \
-		int e_ = errno;                                       \
-		uint32_t h_ = g_handlers_ran();                      \
-		long r_;                                              \
-		while ((r_ = FD_REAL(fn, raw, __VA_ARGS__)) == -1 &&  \
-		       errno == EINTR && own_eintr(h_))               \
-			errno = e_;                                   \
-		r_;                                                   \
-	}))
+#define FD_NOWAIT_CALL(fn, raw, ...) \
+	IN_SYSCALL_AGAIN((long)FD_REAL(fn, raw, __VA_ARGS__))
 
 /* A call that is a cancellation point starts: a request already due acts
  * now, whether or not the call will wait, as glibc's would. */

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include "../core/deadline.h"
 #include "../core/sys.h"
 #include "shim.h"
 
@@ -130,22 +131,15 @@ static int sys_wait(const sigset_t *set, uint64_t bits, siginfo_t *si,
 	bool here = false;
 	uint32_t ran = g_handlers_ran();
 	struct timespec left;
-	int64_t deadline = 0;
 	long r;
 
 	/* The timeout is relative: an EINTR of goshim's (own_eintr) waits
-	 * again for what is left of it. */
-	if (t && sys_ts_check(t) == 0)
-		deadline = nanotime() + t->tv_sec * 1000000000LL + t->tv_nsec;
+	 * again for what is left of it. One the kernel refuses goes to it
+	 * as it is. */
+	int64_t deadline = t && sys_ts_check(t) == 0 ? deadline_after(t) : -1;
 	do {
-		if (deadline) {
-			int64_t ns = deadline - nanotime();
-			if (ns < 0)
-				ns = 0;
-			left.tv_sec = ns / 1000000000;
-			left.tv_nsec = ns % 1000000000;
-			t = &left;
-		}
+		if (deadline >= 0)
+			t = deadline_left(&left, deadline);
 		gp = cancel_syscall_enter();
 		r = 0;
 		if (gp) {

@@ -85,15 +85,17 @@ static inline bool own_eintr(uint32_t before)
 }
 
 /* IN_SYSCALL for a call in the C library's form (-1 and errno) that
- * is made again after an EINTR of goshim's (own_eintr): one with no side
- * effect when it fails with EINTR. A relative timeout starts over then. */
+ * is made again after an EINTR of goshim's (own_eintr), with the
+ * caller's errno back: one with no side effect when it fails with EINTR.
+ * A relative timeout starts over then. */
 #define IN_SYSCALL_AGAIN(call)                                        \
 	({                                                            \
+		int ea_ = errno;                                      \
 		uint32_t ha_ = g_handlers_ran();                      \
 		__typeof__(call) ra_;                                 \
 		while ((ra_ = IN_SYSCALL(call)) == -1 && errno == EINTR && \
 		       own_eintr(ha_))                                \
-			;                                             \
+			errno = ea_;                                  \
 		ra_;                                                  \
 	})
 
