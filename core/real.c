@@ -35,10 +35,28 @@ static void *must(const char *name)
 	return f;
 }
 
+/* The section of REAL_NEXT entries; absent (both NULL) from a program
+ * with no interposer in it. */
+extern struct real_next __start_goshim_next[]
+	__attribute__((weak, visibility("hidden")));
+extern struct real_next __stop_goshim_next[]
+	__attribute__((weak, visibility("hidden")));
+
+void *real_next_find(struct real_next *n)
+{
+	void *f = dlsym(RTLD_NEXT, n->name);
+	__atomic_store_n(&n->fn, f, __ATOMIC_RELEASE);
+	return f;
+}
+
 void real_init(void)
 {
 	if (real.pthread_create)
 		return;
+	for (struct real_next *n = __start_goshim_next; n < __stop_goshim_next;
+	     n++)
+		if (n->fn == NULL)
+			real_next_find(n);
 	real.pthread_exit = must("pthread_exit");
 	real.pthread_join = must("pthread_join");
 	real.pthread_tryjoin_np = must("pthread_tryjoin_np");

@@ -175,4 +175,40 @@ extern struct real_fns real;
  * library's constructors. */
 void real_init(void);
 
+/*
+ * The next definition of each other interposed call, named where it is
+ * used (REAL_NEXT) rather than listed here. Each such name is an entry in
+ * the section goshim_next, and real_init looks them all up, so no
+ * interposer calls dlsym once the program runs: the child of a vfork or
+ * _Fork (glibc resets none of its locks there) would wait for good on the
+ * loader's lock if another thread of the parent held it at the fork. An
+ * entry used before real_init (another library's constructor) is looked
+ * up then. Aligned to its size, so the section is an array of them.
+ */
+struct real_next {
+	const char *name;
+	void *fn;
+} __attribute__((aligned(2 * sizeof(void *))));
+
+void *real_next_find(struct real_next *n);
+
+static inline void *real_next_get(struct real_next *n)
+{
+	void *f = __atomic_load_n(&n->fn, __ATOMIC_ACQUIRE);
+	return f ? f : real_next_find(n);
+}
+
+/* The entry for name, which REAL_NEXT_GET reads (NULL if the C library
+ * has no such function) and REAL_NEXT_PEEK reads only once real_init has
+ * filled the table (NULL before). */
+#define REAL_NEXT_ENTRY(name)                                            \
+	({                                                               \
+		static struct real_next next_ __attribute__((            \
+			used, section("goshim_next"))) = { #name, NULL }; \
+		&next_;                                                  \
+	})
+#define REAL_NEXT_GET(name) real_next_get(REAL_NEXT_ENTRY(name))
+#define REAL_NEXT_PEEK(name) \
+	__atomic_load_n(&REAL_NEXT_ENTRY(name)->fn, __ATOMIC_ACQUIRE)
+
 #endif

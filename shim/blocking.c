@@ -10,7 +10,6 @@
  * whole of it. Those on an fd (BLOCKING_FD) say EBADF
  * for the runtime's own, which the program never opened.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -28,13 +27,12 @@
 #define BLOCKING_IF(hidden, ret, name, params, args)                 \
 	GOSHIM_EXPORT ret name params                                \
 	{                                                            \
-		static ret(*fn) params;                              \
+		ret(*fn) params;                                     \
 		if (hidden) {                                        \
 			errno = EBADF;                               \
 			return -1;                                   \
 		}                                                    \
-		if (fn == NULL)                                      \
-			fn = (ret(*) params)dlsym(RTLD_NEXT, #name); \
+		fn = (ret(*) params)REAL_NEXT_GET(name);             \
 		if (!shim_active())                                  \
 			return fn args;                              \
 		return IN_SYSCALL_AGAIN(fn args);                    \
@@ -124,7 +122,7 @@ GOSHIM_EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t o,
  * relative path from one of the runtime's fds is from an fd not open. */
 static int open_at(int dirfd, const char *path, int flags, mode_t mode)
 {
-	static int (*fn)(int, const char *, int, ...);
+	int (*fn)(int, const char *, int, ...);
 	char c;
 
 	if (fd_hidden(dirfd) && sys_copy_in(&c, path, 1) == 0 && c != '/') {
@@ -132,9 +130,7 @@ static int open_at(int dirfd, const char *path, int flags, mode_t mode)
 		return -1;
 	}
 
-	if (fn == NULL)
-		fn = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT,
-								  "openat");
+	fn = (int (*)(int, const char *, int, ...))REAL_NEXT_GET(openat);
 	if (!shim_active())
 		return fn(dirfd, path, flags, mode);
 	int fd = IN_SYSCALL_AGAIN(fn(dirfd, path, flags, mode));
@@ -178,12 +174,10 @@ GOSHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 /* syscall() itself: a raw futex wait, a raw read, anything. */
 GOSHIM_EXPORT long syscall(long nr, ...)
 {
-	static long (*fn)(long, ...);
+	long (*fn)(long, ...) = (long (*)(long, ...))REAL_NEXT_GET(syscall);
 	va_list ap;
 	long a[6];
 
-	if (fn == NULL)
-		fn = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
 	va_start(ap, nr);
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);

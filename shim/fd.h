@@ -10,7 +10,6 @@
 #ifndef GOSHIM_FD_H
 #define GOSHIM_FD_H
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -50,16 +49,11 @@ static inline long fd_ret(long r)
 #define FD_REAL(fn, raw, ...) (real.fn ? real.fn(__VA_ARGS__) : fd_ret(raw))
 
 /* The same for calls outside that table (dup, fcntl, splice, ...): the
- * next definition of fn, looked up on first use once the table is
- * filled (so not from inside dlsym). */
+ * next definition of fn, found by real_init (core/real.h), so not from
+ * inside dlsym. */
 #define FD_NEXT(fn, raw, ...)                                                \
 	({                                                                   \
-		static __typeof__(fn) *next_;                                \
-		__typeof__(fn) *f_ = __atomic_load_n(&next_, __ATOMIC_RELAXED); \
-		if (f_ == NULL && real.pthread_create) {                     \
-			f_ = (__typeof__(fn) *)dlsym(RTLD_NEXT, #fn);        \
-			__atomic_store_n(&next_, f_, __ATOMIC_RELAXED);      \
-		}                                                            \
+		__typeof__(fn) *f_ = (__typeof__(fn) *)REAL_NEXT_PEEK(fn);   \
 		f_ ? (long)f_(__VA_ARGS__) : fd_ret(raw);                    \
 	})
 

@@ -85,7 +85,7 @@ GOSHIM_EXPORT int __register_atfork(void (*prepare)(void),
 
 GOSHIM_EXPORT pid_t _Fork(void)
 {
-	static pid_t (*fn)(void);
+	pid_t (*fn)(void) = (pid_t(*)(void))REAL_NEXT_GET(_Fork);
 	pid_t pid;
 	int e;
 
@@ -93,9 +93,7 @@ GOSHIM_EXPORT pid_t _Fork(void)
 	 * nearest call there is; goshim stays native with such a glibc, so
 	 * its hooks (run twice then) do nothing. */
 	if (fn == NULL)
-		fn = (pid_t(*)(void))dlsym(RTLD_NEXT, "_Fork");
-	if (fn == NULL)
-		fn = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
+		fn = (pid_t(*)(void))REAL_NEXT_GET(fork);
 	fork_prepare();
 	pid = fn();
 	e = errno;
@@ -120,9 +118,7 @@ GOSHIM_EXPORT pid_t __vfork(void)
 #define SPAWNING(ret, name, params, args)                            \
 	GOSHIM_EXPORT ret name params                                \
 	{                                                            \
-		static ret(*fn) params;                              \
-		if (fn == NULL)                                      \
-			fn = (ret(*) params)dlsym(RTLD_NEXT, #name); \
+		ret(*fn) params = (ret(*) params)REAL_NEXT_GET(name); \
 		if (!shim_active())                                  \
 			return fn args;                              \
 		return IN_SYSCALL(fn args);                          \

@@ -251,18 +251,14 @@ static FILE *comm_fopen(FILE *(*next)(const char *, const char *),
 
 GOSHIM_EXPORT FILE *fopen(const char *path, const char *mode)
 {
-	static FILE *(*next)(const char *, const char *);
-	if (next == NULL)
-		next = (FILE * (*)(const char *, const char *))
-			dlsym(RTLD_NEXT, "fopen");
-	return comm_fopen(next, path, mode);
+	return comm_fopen((FILE * (*)(const char *, const char *))
+				  REAL_NEXT_GET(fopen),
+			  path, mode);
 }
 
 GOSHIM_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
-	static FILE *(*next)(const char *, const char *);
-	if (next == NULL)
-		next = (FILE * (*)(const char *, const char *))
-			dlsym(RTLD_NEXT, "fopen64");
-	return comm_fopen(next, path, mode);
+	return comm_fopen((FILE * (*)(const char *, const char *))
+				  REAL_NEXT_GET(fopen64),
+			  path, mode);
 }

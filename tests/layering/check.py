@@ -56,7 +56,13 @@ lib = build / "libgoshim.so"
 if not lib.exists():
     print(f"layering: {lib} missing: run make first", file=sys.stderr)
     sys.exit(2)
-exported = {l.split()[-1] for l in syms(["-D", "--defined-only", str(lib)]) if l.strip()}
+# What another object can bind to: defined, default or protected visibility
+# (the linker lists hidden ones too, as the __start_ and __stop_ of a
+# section).
+dynsyms = subprocess.run(["readelf", "--dyn-syms", "-W", str(lib)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+exported = {f[7].split("@")[0] for f in (l.split() for l in dynsyms)
+            if len(f) >= 8 and f[6] != "UND" and f[5] in ("DEFAULT", "PROTECTED")}
 objs = sorted((build / "obj" / "core").glob("*.o")) + sorted((build / "obj" / "arch").rglob("*.o"))
 if not objs:
     print(f"layering: no objects under {build}/obj: run make first", file=sys.stderr)
