@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -58,7 +57,7 @@ static _Atomic(struct pd *) *table(void)
 		    rl.rlim_max < max)
 			max = rl.rlim_max;
 		fdt.nchunks = (uint32_t)((max + PD_CHUNK - 1) / PD_CHUNK);
-		tab = calloc(fdt.nchunks, sizeof *tab);
+		tab = sys_mmap_anon(fdt.nchunks * sizeof *tab);
 		if (tab == NULL)
 			runtime_throw("fdtab: out of memory");
 		atomic_store_explicit(&fdt.tab, tab, memory_order_release);
@@ -84,11 +83,11 @@ struct pd *pd_get(int fd, bool alloc)
 		struct pd *none = NULL;
 		if (!alloc)
 			return NULL;
-		chunk = calloc(PD_CHUNK, sizeof *chunk);
+		chunk = sys_mmap_anon(PD_CHUNK * sizeof *chunk);
 		if (chunk == NULL)
 			return NULL;
 		if (!atomic_compare_exchange_strong(&tab[c], &none, chunk)) {
-			free(chunk);
+			sys_munmap(chunk, PD_CHUNK * sizeof *chunk);
 			chunk = none;
 		}
 	}

@@ -33,7 +33,6 @@
  */
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 #include "runtime.h"
 #include "runtime2.h"
 #include "sigkeep.h"
@@ -91,11 +90,9 @@ static struct sigkept *rec_alloc(void)
 	struct sigkept *r = kept.free;
 
 	if (r == NULL && kept.nrec + (long)PER_CHUNK <= MAX_KEPT) {
-		long a = SYS6(SYS_mmap, 0, CHUNK_BYTES, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (a < 0 && a > -4096)
+		struct chunk *c = sys_mmap_anon(CHUNK_BYTES);
+		if (c == NULL)
 			return NULL;
-		struct chunk *c = (struct chunk *)a;
 		c->next = kept.chunks;
 		kept.chunks = c;
 		kept.nrec += PER_CHUNK;

@@ -10,6 +10,7 @@
 #define GOSHIM_SYS_H
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <stdbool.h>
@@ -42,6 +43,15 @@ static inline long sys_pread(int fd, void *buf, size_t n, off_t off)
 static inline long sys_write(int fd, const void *buf, size_t n)
 {
 	return SYS3(SYS_write, fd, buf, n);
+}
+/* Zeroed memory from the kernel, NULL if it has none: where malloc may
+ * not be called (its locks may be held for good in the child of a vfork
+ * or _Fork). */
+static inline void *sys_mmap_anon(size_t len)
+{
+	long a = SYS6(SYS_mmap, 0, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return a < 0 && a > -4096 ? NULL : (void *)a;
 }
 /* The kernel's, not goshim's interposer (shim/mmap.c). */
 static inline int sys_munmap(void *addr, size_t len)

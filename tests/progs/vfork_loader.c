@@ -3,17 +3,20 @@
 // chdir) while other threads of the parent were inside the dynamic loader
 // at the fork. glibc's fork resets the loader's lock in its child; vfork
 // and _Fork reset nothing, so a child that took that lock would wait for
-// good. CPython's subprocess does exactly this (vfork, then dup2 and
-// sigaction in the child) while its other threads import modules. Under
-// goshim every one of those calls is an interposer: one that looked up the
-// C library's function on first use (dlsym) hung the child (seen in CI:
-// python's children never exec'd). Two threads here go round dlopen,
-// dlsym and dlclose meanwhile, so the loader's lock is held most of the
-// time. The children end by _exit or by exec of /bin/true; each child's
-// status is checked.
+// good; so with malloc's locks. CPython's subprocess does exactly this
+// (vfork, then dup2 and sigaction in the child) while its other threads
+// import modules. Under goshim every one of those calls is an interposer:
+// one that looked up the C library's function on first use (dlsym) hung
+// the child (seen in CI: python's children never exec'd), and one that
+// called malloc could (dup2 onto an fd of a part of goshim's fd table not
+// yet made). Two threads here go round dlopen, dlsym, dlclose, malloc
+// and free meanwhile, all in one malloc arena, so the loader's lock and
+// the arena's are held most of the time. The children end by _exit or by
+// exec of /bin/true; each child's status is checked.
 // goshim-test: timeout=60
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -26,6 +29,7 @@
 pid_t _Fork(void);
 
 static atomic_int stop;
+static char cwd[4096]; /* where the child goes (LD_PRELOAD may be relative) */
 
 static void *churn(void *arg)
 {
@@ -37,6 +41,7 @@ static void *churn(void *arg)
 			exit(1);
 		}
 		dlclose(h);
+		free(malloc(4096 + (size_t)(rand() % 65536)));
 	}
 	return NULL;
 }
@@ -50,7 +55,7 @@ static int child(int k)
 	sigset_t none;
 	int fd, nb = 1;
 
-	if (dup2(1, 40) != 40 || fcntl(40, F_SETFD, FD_CLOEXEC) != 0 ||
+	if (dup2(1, 40) != 40 || dup2(1, 700 + k % 200) != 700 + k % 200 || fcntl(40, F_SETFD, FD_CLOEXEC) != 0 ||
 	    dup3(40, 41, O_CLOEXEC) != 41 || close(40) != 0 || dup(41) < 0)
 		return 10;
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -66,7 +71,7 @@ static int child(int k)
 			return 13;
 	}
 	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) != 0 || chdir("/") != 0)
+	if (sigprocmask(SIG_SETMASK, &none, NULL) != 0 || chdir(cwd) != 0)
 		return 14;
 	if (k % 4 == 0) {
 		execl("/bin/true", "true", (char *)NULL);
@@ -110,6 +115,9 @@ int main(void)
 	pthread_t t[2];
 	int bad = 0, n = 0;
 
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		return 1;
+	mallopt(M_ARENA_MAX, 1); /* the children's malloc lock is the churn's */
 	signal(SIGUSR1, on_usr1); /* a handler each child resets */
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, churn, NULL);
