@@ -542,25 +542,40 @@ void sigroute_unblocked(struct g *gp, uint64_t mask)
 
 /* Distinct goroutine masks and how many live goroutines have each. Almost
  * every program has one or two. Past the table, idle Ms block everything
- * (as before goshim knew better). */
+ * (as before goshim knew better).
+ *
+ * A thread is made, and ends, with a mask whose class it is counted in
+ * (its creator's, its own): the class exists and cannot be freed meanwhile,
+ * so the count moves by a compare-and-swap with no lock, and no cache line
+ * of the table is written but the class's count. The lock is for what
+ * changes the idle mask: making a class, and a class's last member
+ * leaving. A count word holds the number of members in its low 32 bits and
+ * above them the slot's generation, bumped when the slot is given to
+ * another mask, so a swap that read the slot before then fails. A slot
+ * with no member is never counted up again without a new generation:
+ * only the lock's holder gives it out. */
 #define MASK_CLASSES 16
+#define CLASS_N(c) ((uint32_t)(c))
+#define CLASS_GEN1 ((uint64_t)1 << 32)
 static struct {
 	struct spinlock lock;
-	uint64_t mask[MASK_CLASSES];
-	int64_t count[MASK_CLASSES];
 	bool overflow;
+	_Atomic uint64_t mask[MASK_CLASSES];
+	_Atomic uint64_t count[MASK_CLASSES];
 } classes;
 static _Atomic uint64_t idle_mask =
 	~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
 
-/* True if idle Ms must block more than they do. */
+/* Under the lock. True if idle Ms must block more than they do. */
 static bool idle_mask_update(void)
 {
 	uint64_t and = ~(uint64_t)0;
 
 	for (int i = 0; i < MASK_CLASSES; i++)
-		if (classes.count[i] > 0)
-			and &= classes.mask[i];
+		if (CLASS_N(atomic_load_explicit(&classes.count[i],
+						 memory_order_acquire)) > 0)
+			and &= atomic_load_explicit(&classes.mask[i],
+						    memory_order_relaxed);
 	if (classes.overflow)
 		and = ~(uint64_t)0;
 	and &= ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
@@ -568,42 +583,75 @@ static bool idle_mask_update(void)
 	return (and & ~old) != 0;
 }
 
-/* Count n more goroutines with mask; true if idle Ms must block more. */
-static bool class_add(uint64_t mask, int64_t n)
+/* Move mask's class by d (+1, -1) if it has members: false if it has
+ * none (not in the table). *left: the members after. The count is read
+ * before the mask: a slot given to another mask since has a new
+ * generation, and the swap fails. */
+static bool class_move(uint64_t mask, int d, uint32_t *left)
 {
-	int free_slot = -1;
-
 	for (int i = 0; i < MASK_CLASSES; i++) {
-		if (classes.count[i] > 0 && classes.mask[i] == mask) {
-			classes.count[i] += n;
-			return classes.count[i] == 0 && idle_mask_update();
+		uint64_t c = atomic_load_explicit(&classes.count[i],
+						  memory_order_acquire);
+		while (CLASS_N(c) > 0 &&
+		       atomic_load_explicit(&classes.mask[i],
+					    memory_order_relaxed) == mask) {
+			if (atomic_compare_exchange_weak_explicit(
+				    &classes.count[i], &c, c + (uint64_t)d,
+				    memory_order_acq_rel,
+				    memory_order_acquire)) {
+				*left = CLASS_N(c) + (uint32_t)d;
+				return true;
+			}
 		}
-		if (classes.count[i] <= 0 && free_slot < 0)
-			free_slot = i;
 	}
-	if (n < 0)
-		return false; /* counted before the table overflowed */
-	if (free_slot < 0) {
-		classes.overflow = true;
-	} else {
-		classes.mask[free_slot] = mask;
-		classes.count[free_slot] = n;
+	return false;
+}
+
+/* Under the lock: one more goroutine with mask, in a class made for it if
+ * none has it. True if idle Ms must block more. */
+static bool class_join_locked(uint64_t mask)
+{
+	uint32_t left;
+
+	if (class_move(mask, 1, &left))
+		return false;
+	for (int i = 0; i < MASK_CLASSES; i++) {
+		uint64_t c = atomic_load_explicit(&classes.count[i],
+						  memory_order_relaxed);
+		if (CLASS_N(c) == 0) {
+			atomic_store_explicit(&classes.mask[i], mask,
+					      memory_order_relaxed);
+			atomic_store_explicit(
+				&classes.count[i],
+				(c & ~(CLASS_GEN1 - 1)) + CLASS_GEN1 + 1,
+				memory_order_release);
+			return idle_mask_update();
+		}
 	}
+	classes.overflow = true;
 	return idle_mask_update();
 }
 
 void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is)
 {
 	bool more = false;
+	uint32_t left;
 
 	if (was && is && from == to)
 		return;
-	spin_lock(&classes.lock);
-	if (was)
-		more |= class_add(from, -1);
-	if (is)
-		more |= class_add(to, 1);
-	spin_unlock(&classes.lock);
+	/* Joined first: meanwhile idle Ms block what both classes block,
+	 * never less than either. */
+	if (is && !class_move(to, 1, &left)) {
+		spin_lock(&classes.lock);
+		more = class_join_locked(to);
+		spin_unlock(&classes.lock);
+	}
+	/* Not in the table: counted when it had overflowed. */
+	if (was && class_move(from, -1, &left) && left == 0) {
+		spin_lock(&classes.lock);
+		more |= idle_mask_update();
+		spin_unlock(&classes.lock);
+	}
 	/* Idle Ms sleep with the old mask: a signal every goroutine now
 	 * blocks must not reach them (its default action would end the
 	 * process). */
@@ -624,7 +672,7 @@ void sigroute_fork_child(struct g *gp)
 	atomic_store(&unclaimed, 0);
 	sigkeep_fork_child();
 	if (gp)
-		class_add(gp->sigmask, 1);
+		class_join_locked(gp->sigmask);
 	else
 		idle_mask_update();
 }
