@@ -43,7 +43,7 @@ void checkdead_exiting(int exiting)
 	for (int32_t i = 0; i < gomaxprocs; i++)
 		if (!runqempty(allp[i]))
 			return;
-	if (atomic_load(&sched.nlive) <= 0)
+	if (live_none())
 		return;
 	/* A thread goshim did not create could still wake someone. */
 	if (process_threads() !=

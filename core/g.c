@@ -300,7 +300,7 @@ static struct g *newproc1(struct p *pp, void *(*fn)(void *), void *arg,
 		sched.allgs = gp;
 		rlock_unlock(&sched.alllock);
 	}
-	atomic_fetch_add(&sched.nlive, 1);
+	live_begin(gp);
 	/* Programs read the new pthread_t from the new thread. */
 	*handle = gp->tcb;
 	TRACE(trace_gocreate(gp, me));
@@ -435,10 +435,7 @@ void go_exit(void *retval)
 	g_clear_tid(gp);
 	sigroute_mask_change(gp->sigmask, 0, true, false);
 	sigthread_exit(gp);
-	/* The last thread of a process whose main called pthread_exit
-	 * ends the process, as glibc's start_thread does. */
-	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
-		exit(0);
+	live_end(gp);
 	mcall(goexit0);
 	runtime_throw("go_exit: dead goroutine resumed");
 }
@@ -455,8 +452,7 @@ void main_goroutine_exit(void)
 	sigroute_mask_change(gp->sigmask, 0, true, false);
 	sigthread_exit(gp);
 	atomic_store(&sched.main_exited, true);
-	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
-		exit(0);
+	live_main_end(gp);
 	mcall(goexit0); /* joinable, as glibc's main thread is */
 	runtime_throw("main goroutine resumed after exit");
 }

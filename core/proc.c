@@ -606,9 +606,7 @@ void sched_fork_child(struct g *gp)
 	}
 	for (int32_t i = gomaxprocs - 1; i > (mp ? 0 : -1); i--)
 		pidleput(allp[i]);
-	/* The thread itself still counts, as a live thread the program
-	 * sees: the process must not end when its last goroutine does. */
-	atomic_store(&sched.nlive, 1);
+	live_fork_child(gp);
 	if (mp == NULL)
 		return;
 
@@ -668,12 +666,8 @@ void sched_init(int32_t procs, bool adopt)
 	}
 	for (int32_t i = procs - 1; i > (adopt ? 0 : -1); i--)
 		pidleput(allp[i]);
-	if (!adopt) {
-		/* The calling thread still counts, as a live thread the
-		 * program sees (as in a child of fork). */
-		atomic_store(&sched.nlive, 1);
-		return;
-	}
+	if (!adopt)
+		return; /* the calling thread never ends the process here */
 
 	m0 = allocm();
 	m0->tid = sys_gettid();
@@ -711,7 +705,7 @@ void sched_init(int32_t procs, bool adopt)
 	m0->curg = maing;
 	cpuclock_adopt(m0, maing);
 	m0->pstate = MP_USER;
-	atomic_store(&sched.nlive, 1);
+	live_begin(maing);
 	g_current = maing;
 	keys_adopt_thread(maing);
 }

@@ -93,6 +93,7 @@ struct g {
 	struct robust_list_head *robust_list;
 	bool is_g0;
 	bool tls_used;	 /* TLS ran user code: re-initialise before reuse */
+	_Atomic uint8_t live; /* counted alive or not (live.c) */
 
 	/* program-visible thread state */
 	void *(*fn)(void *);

@@ -39,11 +39,24 @@ struct sched {
 	struct m *allms;
 	_Atomic uint64_t goidgen;
 
-	_Atomic int32_t nlive;	 /* program goroutines not yet exited */
+	_Atomic int32_t nlive;	 /* goroutines counted alive (live.c) */
+	_Atomic bool counting;	 /* ...once the last one ends the process */
 	char main_name[16];	 /* the process's comm, inherited by threads */
 	_Atomic bool main_exited; /* main called pthread_exit */
 
 };
+
+/* ---- live.c: the last thread's exit ends the process ---- */
+/* A new life of gp, and its end: exit(0) if it was the last counted. */
+void live_begin(struct g *gp);
+void live_end(struct g *gp);
+/* Main ends (has called pthread_exit): count from now on. */
+void live_main_end(struct g *maing);
+/* The child of fork: gp (NULL: a thread goshim did not create) is all
+ * there is. */
+void live_fork_child(struct g *gp);
+/* Counting, and nobody left. */
+bool live_none(void);
 
 /* ---- proc.c ---- */
 /* What g0 runs for a G that switched to it (m.mcall_fn). */
