@@ -32,9 +32,9 @@ static void count(struct g *gp)
 		atomic_fetch_add(&sched.nlive, 1);
 }
 
-static void drop(int32_t n)
+static void drop(void)
 {
-	if (atomic_fetch_sub(&sched.nlive, n) == n)
+	if (atomic_fetch_sub(&sched.nlive, 1) == 1)
 		exit(0);
 }
 
@@ -49,10 +49,9 @@ void live_end(struct g *gp)
 {
 	uint8_t v = LIVE;
 
-	if (!atomic_compare_exchange_strong(&gp->live, &v, LIVE_GONE)) {
-		atomic_store(&gp->live, LIVE_GONE);
-		drop(1);
-	}
+	/* Found COUNTED: left so, which no walk counts again. */
+	if (!atomic_compare_exchange_strong(&gp->live, &v, LIVE_GONE))
+		drop();
 }
 
 void live_main_end(struct g *maing)
@@ -64,7 +63,7 @@ void live_main_end(struct g *maing)
 		count(gp);
 	rlock_unlock(&sched.alllock);
 	live_end(maing);
-	drop(1);
+	drop();
 }
 
 void live_fork_child(struct g *gp)

@@ -177,7 +177,7 @@ void real_init(void);
 
 /*
  * The next definition of each other interposed call, named where it is
- * used (REAL_NEXT) rather than listed here. Each such name is an entry in
+ * used (REAL_NEXT_GET, REAL_NEXT_PEEK) rather than listed here. Each such name is an entry in
  * the section goshim_next, and real_init looks them all up, so no
  * interposer calls dlsym once the program runs: the child of a vfork or
  * _Fork (glibc resets none of its locks there) would wait for good on the
