@@ -67,6 +67,7 @@ static void *mstart(void *arg)
 	g_current = g0;
 	mp->tid = tls_tid(g0->tcb);
 	mp->sigmask = thread_sigmask(); /* sysmon's, until a G runs */
+	atomic_store(&mp->sigmask_taken, mp->sigmask);
 	dumpreq_thread_name();
 	wire_new_m();
 	mp->altstack = thread_altstack();
@@ -116,6 +117,8 @@ struct m *allocm(void)
 	g0->status = G_RUNNING;
 	mp->g0 = g0;
 	mp->fastrand = (uint32_t)nanotime() | 1;
+	/* Its thread starts with sysmon's mask: everything blocked. */
+	atomic_store(&mp->sigmask_taken, ~(uint64_t)0);
 	rlock_lock(&sched.alllock);
 	mp->id = sched.mnext++;
 	sched.mcount++;

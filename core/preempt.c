@@ -457,6 +457,7 @@ static void prog_deliver(int sig, siginfo_t *si, void *uc)
 		/* sigreturn puts back the kernel's mask from before */
 		gp->sigmask = own;
 		gp->m->sigmask = mask;
+		m_taken_until_sigreturn(gp->m, mask);
 	}
 }
 

@@ -694,6 +694,7 @@ void sched_init(int32_t procs, bool adopt)
 	maing->status = G_RUNNING;
 	maing->sigmask = thread_sigmask();
 	m0->sigmask = maing->sigmask;
+	atomic_store(&m0->sigmask_taken, m0->sigmask);
 	sigroute_mask_change(0, maing->sigmask, false, true);
 	maing->altstack = thread_altstack();
 	m0->altstack = maing->altstack;

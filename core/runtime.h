@@ -94,6 +94,8 @@ struct g {
 	bool is_g0;
 	bool tls_used;	 /* TLS ran user code: re-initialise before reuse */
 	_Atomic uint8_t live; /* counted alive or not (live.c) */
+	/* sigmask is a wait's own (sigsuspend), not counted in its class */
+	_Atomic bool sigmask_temp;
 
 	/* program-visible thread state */
 	void *(*fn)(void *);
@@ -232,6 +234,9 @@ struct m {
 	uint32_t fastrand;
 	uint64_t chaosrand; /* GOSHIM_DEBUG=chaos's stream (chaos.c) */
 	uint64_t sigmask; /* what the thread's signal mask is now */
+	/* ...written once the thread has it (after the system call), and
+	 * never blocking more than the thread does: sigroute_settle */
+	_Atomic uint64_t sigmask_taken;
 	/* signals sent marked for a goroutine on this M and not seen taken
 	 * yet, and when the last was sent (sigthread.c) */
 	_Atomic uint64_t directed;
@@ -518,6 +523,9 @@ bool sigroute_adopted(void);
 /* The program (natively, before the start) may have installed a handler
  * for sig since sigroute_adopt looked: put it behind goshim's too. */
 void sigroute_adopt_one(int sig);
+/* Before the program sends sig to pid (kill, sigqueue): a signal every
+ * goroutine blocks must find every M's thread blocking it too. */
+void sigroute_before_send(pid_t pid, int sig);
 
 /* ---- runtime.c ---- */
 extern bool runtime_enabled; /* false: stay native (GOSHIM_DISABLE, refusal) */

@@ -147,6 +147,7 @@ void main_goroutine_exit(void) __attribute__((noreturn));
 /* ---- sigmask.c ---- */
 void m_set_altstack(struct m *mp, const stack_t *ss);
 void idle_signals_block(struct m *mp);
+void m_taken_until_sigreturn(struct m *mp, uint64_t back);
 /* A new goroutine's signal state: none pending, no alternate stack, and
  * the mask its creator has (a thread's, for one goroutine did not make). */
 void g_signals_init(struct g *gp);
@@ -222,6 +223,7 @@ void sigroute_run(void);
 void sigroute_unblocked(struct g *gp, uint64_t mask);
 /* A live goroutine's mask changed (was/is: it counted before/after). */
 void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is);
+
 /* The program has a signal handler installed (checkdead: a signal may
  * still wake a goroutine). */
 bool sigroute_handlers(void);

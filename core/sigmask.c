@@ -29,13 +29,19 @@ void m_set_sigmask(struct m *mp, uint64_t mask)
 	/* As the kernel will have it: the record is held against the
 	 * thread's (chaos). */
 	mask &= ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
-	if (mp->sigmask != mask) {
+	/* The record may say so already while what the thread was seen to
+	 * take says less (a handler ended on this M: sigroute.c). */
+	if (mp->sigmask != mask ||
+	    atomic_load_explicit(&mp->sigmask_taken, memory_order_relaxed) !=
+		    mask) {
 		/* The record first: on a goroutine (sigsuspend, handlers run
 		 * under a temporary mask), a pending signal the mask lets
 		 * through runs its handler as the call returns, and that
 		 * handler's sigreturn puts the record on the thread. */
 		mp->sigmask = mask;
 		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+		atomic_store_explicit(&mp->sigmask_taken, mask,
+				      memory_order_release);
 	}
 	if (atomic_load_explicit(&mp->directed, memory_order_relaxed) & mask)
 		m_directed_drain(mp, mask);
@@ -43,6 +49,17 @@ void m_set_sigmask(struct m *mp, uint64_t mask)
 	 * mask nobody knows of. */
 	if (chaos())
 		sigmask_check_m(mp, "an M takes a mask");
+}
+
+/*
+ * A handler that ends on mp's thread puts back (at sigreturn) a mask the
+ * thread may not have had: the handler may have parked and come back on
+ * this M. Until it has, the thread is known to block only what both
+ * block; m_set_sigmask makes the record whole again.
+ */
+void m_taken_until_sigreturn(struct m *mp, uint64_t back)
+{
+	atomic_fetch_and(&mp->sigmask_taken, back);
 }
 
 stack_t thread_altstack(void)

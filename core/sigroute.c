@@ -341,6 +341,7 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	gp->sigmask = during & ~SIG_GLIBC_INTERNAL;
 	gp->m->sigmask = during;
 	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &during, NULL, 8);
+	atomic_store(&gp->m->sigmask_taken, during);
 	/* In a system call the runtime made: the handler may call into it
 	 * (park, take a P), so it runs as if the call had returned, and the
 	 * call goes back to the kernel after it. exitsyscall may already
@@ -371,6 +372,7 @@ static void run_goroutine_handler(struct g *gp, int sig, siginfo_t *si,
 	if (in_syscall)
 		entersyscall();
 	gp->m->sigmask = back;
+	m_taken_until_sigreturn(gp->m, back);
 }
 
 /*
@@ -654,9 +656,100 @@ void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is)
 	}
 	/* Idle Ms sleep with the old mask: a signal every goroutine now
 	 * blocks must not reach them (its default action would end the
-	 * process). */
+	 * process). sigroute_before_send waits for them. */
 	if (more && runtime_running)
 		m_kick_idle();
+}
+
+/*
+ * The program sends its own process a signal that every goroutine blocks,
+ * with no handler, and a default action that ends or stops the process.
+ * Natively the kernel holds it pending until a thread unblocks it or
+ * takes it in sigwait. Under goshim the idle Ms block it too, but an M
+ * may not have taken that mask yet: an idle M takes it when the kick of
+ * sigroute_mask_change wakes it, and an M that is looking for work, or
+ * that still holds the mask of a goroutine that has just ended, takes it
+ * when it sleeps or runs its next goroutine. A sender may know that the
+ * last goroutine to let the signal through is gone (it joined it), and
+ * send at once; the kernel could then give the signal to such an M, and
+ * end the process. So the sender waits here until no other M's thread lets
+ * the signal through. The caller's own goroutine blocks it, and a
+ * goroutine in a wait with a mask of its own (sigsuspend) lets it through
+ * as that thread would natively. Each look reads the idle mask anew: once
+ * some goroutine lets the signal through, the kernel may give it to any
+ * thread that does, as natively. The wait is at the send, not at the mask
+ * change: programs flip masks far more often than they signal
+ * themselves, and a wait there cost signal_mask_race twice its run time.
+ * A sender in another process is ordered with the change by nothing the
+ * runtime sees, and has the kicks alone. The wait has a bound, so that a
+ * record gone wrong cannot hang the sender: past it, the signal is sent as
+ * before.
+ */
+#define SEND_SETTLE_NS (50 * 1000 * 1000)
+
+/* Default action: ignore (SIGCONT's, continue, is harmless as well). */
+static bool default_harmless(int sig)
+{
+	return sig == SIGCHLD || sig == SIGCONT || sig == SIGURG ||
+	       sig == SIGWINCH;
+}
+
+static bool sends_to_self(pid_t pid)
+{
+	if (pid == 0 || pid == -1)
+		return true;
+	if (pid > 0)
+		return pid == sys_getpid();
+	return -pid == (pid_t)SYS1(SYS_getpgid, 0);
+}
+
+static bool m_lets_through(struct m *mp, uint64_t bit)
+{
+	struct g *cur;
+
+	if (atomic_load(&mp->g0->status) == G_DEAD ||
+	    (atomic_load_explicit(&mp->sigmask_taken, memory_order_acquire) &
+	     bit))
+		return false;
+	cur = __atomic_load_n(&mp->curg, __ATOMIC_ACQUIRE);
+	return !(cur && atomic_load(&cur->sigmask_temp));
+}
+
+void sigroute_before_send(pid_t pid, int sig)
+{
+	struct g *me = getg();
+	struct sigaction a;
+	uint64_t bit;
+
+	if (!atomic_load(&runtime_running) || me == NULL || sig < 1 ||
+	    sig > NSIG_KERNEL || default_harmless(sig))
+		return;
+	bit = sigbit(sig);
+	if ((bit & (SIG_KERNEL_UNBLOCKABLE | SIG_GLIBC_INTERNAL)) ||
+	    !(atomic_load(&idle_mask) & bit) || !sends_to_self(pid))
+		return;
+	if (atomic_load(&prog.known) & bit)
+		prog_read(sig, &a);
+	else if (real.sigaction(sig, NULL, &a) != 0)
+		return;
+	if (a.sa_handler != SIG_DFL)
+		return;
+	int64_t give_up = nanotime() + SEND_SETTLE_NS;
+	for (struct m *mp = __atomic_load_n(&sched.allms, __ATOMIC_ACQUIRE);
+	     mp; mp = mp->alllink) {
+		if (mp == me->m)
+			continue;
+		for (int spin = 0; (atomic_load(&idle_mask) & bit) &&
+				   m_lets_through(mp, bit);
+		     spin++) {
+			if (nanotime() > give_up)
+				return;
+			if (spin < 64)
+				cpu_relax();
+			else
+				SYS0(SYS_sched_yield);
+		}
+	}
 }
 
 uint64_t sigroute_idle_mask(void)

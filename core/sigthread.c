@@ -725,6 +725,8 @@ void sigthread_setmask(struct g *gp, uint64_t prev, uint64_t now)
 	if (chaos())
 		chaos_delay();
 	SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &thread, NULL, sizeof thread);
+	atomic_store_explicit(&gp->m->sigmask_taken, thread,
+			      memory_order_release);
 	sigroute_unblocked(gp, now);
 	atomic_thread_fence(memory_order_seq_cst); /* as sigsuspend */
 	if (atomic_load(&gp->sigpending) & ~now)
@@ -738,12 +740,14 @@ uint64_t sigthread_mask_temporary(struct g *gp, uint64_t tmp)
 	uint64_t keep = gp->sigmask;
 
 	gp->sigmask = tmp & ~(SIG_GLIBC_INTERNAL | SIG_KERNEL_UNBLOCKABLE);
+	atomic_store(&gp->sigmask_temp, true);
 	return keep;
 }
 
 void sigthread_mask_restore(struct g *gp, uint64_t keep)
 {
 	gp->sigmask = keep;
+	atomic_store(&gp->sigmask_temp, false);
 	/* On the thread and in the M's record: the goroutine may have come
 	 * to this M in the call (entersyscall can yield), and the M then
 	 * took the temporary one. */
@@ -792,6 +796,7 @@ bool sigthread_deliver_under(struct g *gp, uint64_t tmp)
 	uint64_t keep = sigthread_mask_temporary(gp, tmp);
 	bool hit = sigthread_deliver_temporary(gp);
 	gp->sigmask = keep;
+	atomic_store(&gp->sigmask_temp, false);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&gp->sigpending) & ~keep)
 		sigthread_deliver(gp);

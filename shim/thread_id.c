@@ -136,7 +136,9 @@ static pid_t process_of(pid_t pid)
 
 GOSHIM_EXPORT int kill(pid_t pid, int sig)
 {
-	return (int)tid_ret(SYS2(SYS_kill, process_of(pid), sig));
+	pid = process_of(pid);
+	sigroute_before_send(pid, sig);
+	return (int)tid_ret(SYS2(SYS_kill, pid, sig));
 }
 
 GOSHIM_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value)
@@ -147,12 +149,14 @@ GOSHIM_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value)
 	si.si_pid = sys_getpid();
 	si.si_uid = (uid_t)SYS0(SYS_getuid);
 	si.si_value = value;
-	return (int)tid_ret(SYS3(SYS_rt_sigqueueinfo, process_of(pid), sig,
-				 &si));
+	pid = process_of(pid);
+	sigroute_before_send(pid, sig);
+	return (int)tid_ret(SYS3(SYS_rt_sigqueueinfo, pid, sig, &si));
 }
 
 bool shim_tid_syscall(long nr, const long *a, long *ret)
 {
+	pid_t pid;
 	long r;
 
 	switch (nr) {
@@ -179,14 +183,14 @@ bool shim_tid_syscall(long nr, const long *a, long *ret)
 			return false;
 		break;
 	case SYS_kill:
-		if (process_of((pid_t)a[0]) == (pid_t)a[0])
-			return false;
-		r = SYS2(SYS_kill, sys_getpid(), a[1]);
+		pid = process_of((pid_t)a[0]);
+		sigroute_before_send(pid, (int)a[1]);
+		r = SYS2(SYS_kill, pid, a[1]);
 		break;
 	case SYS_rt_sigqueueinfo:
-		if (process_of((pid_t)a[0]) == (pid_t)a[0])
-			return false;
-		r = SYS3(SYS_rt_sigqueueinfo, sys_getpid(), a[1], a[2]);
+		pid = process_of((pid_t)a[0]);
+		sigroute_before_send(pid, (int)a[1]);
+		r = SYS3(SYS_rt_sigqueueinfo, pid, a[1], a[2]);
 		break;
 	case SYS_set_robust_list:
 		if (!on_goroutine())
