@@ -432,8 +432,10 @@ void go_exit(void *retval)
 	tls_exit();
 	keys_run_destructors(gp);
 	mutex_goexit(gp);
-	g_clear_tid(gp);
+	/* Out of its mask's class before a tid waiter can go on: the
+	 * kernel clears the tid once the thread is gone. */
 	sigroute_mask_change(gp->sigmask, 0, true, false);
+	g_clear_tid(gp);
 	sigthread_exit(gp);
 	live_end(gp);
 	mcall(goexit0);
@@ -448,8 +450,10 @@ void main_goroutine_exit(void)
 
 	keys_run_destructors(gp);
 	mutex_goexit(gp);
-	g_clear_tid(gp);
+	/* Out of its mask's class before a tid waiter can go on: the
+	 * kernel clears the tid once the thread is gone. */
 	sigroute_mask_change(gp->sigmask, 0, true, false);
+	g_clear_tid(gp);
 	sigthread_exit(gp);
 	atomic_store(&sched.main_exited, true);
 	live_main_end(gp);

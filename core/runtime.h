@@ -234,8 +234,9 @@ struct m {
 	uint32_t fastrand;
 	uint64_t chaosrand; /* GOSHIM_DEBUG=chaos's stream (chaos.c) */
 	uint64_t sigmask; /* what the thread's signal mask is now */
-	/* ...written once the thread has it (after the system call), and
-	 * never blocking more than the thread does: sigroute_settle */
+	/* ...what the thread is known to block: while it changes, what the
+	 * old and new masks both block (sigmask.c's thread_take), read by
+	 * sigroute_before_send */
 	_Atomic uint64_t sigmask_taken;
 	/* signals sent marked for a goroutine on this M and not seen taken
 	 * yet, and when the last was sent (sigthread.c) */

@@ -223,7 +223,6 @@ void sigroute_run(void);
 void sigroute_unblocked(struct g *gp, uint64_t mask);
 /* A live goroutine's mask changed (was/is: it counted before/after). */
 void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is);
-
 /* The program has a signal handler installed (checkdead: a signal may
  * still wake a goroutine). */
 bool sigroute_handlers(void);

@@ -23,32 +23,59 @@ uint64_t thread_sigmask(void)
 	return cur;
 }
 
-void m_set_sigmask(struct m *mp, uint64_t mask)
+/*
+ * The thread takes mask. While it changes, the thread is known to block
+ * only what the old and the new masks both block, and that is what
+ * sigmask_taken says from before the system call (sigroute_before_send
+ * reads it). An idle M's mask is the idle mask read a moment ago, which
+ * may have grown since (a goroutine that let a signal through has ended,
+ * and its joiner is about to send that signal): after saying what it
+ * will take, and before it takes it, the M reads the idle mask again. A
+ * sender that changed the idle mask before that look either is seen by
+ * it, or sees this M's word letting the signal through and waits for it.
+ */
+static void thread_take(struct m *mp, uint64_t mask, bool idle)
 {
 	mp->sigmask_dead = false;
-	/* As the kernel will have it: the record is held against the
-	 * thread's (chaos). */
-	mask &= ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
-	/* The record may say so already while what the thread was seen to
-	 * take says less (a handler ended on this M: sigroute.c). */
-	if (mp->sigmask != mask ||
-	    atomic_load_explicit(&mp->sigmask_taken, memory_order_relaxed) !=
-		    mask) {
+	for (;;) {
+		/* As the kernel will have it: the record is held against
+		 * the thread's (chaos). */
+		uint64_t want =
+			mask & ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
+		uint64_t taken = atomic_load_explicit(&mp->sigmask_taken,
+						      memory_order_relaxed);
+		/* The record may say so already while what the thread was
+		 * seen to take says less (a handler ended on this M:
+		 * sigroute.c). */
+		if (mp->sigmask == want && taken == want)
+			break;
+		atomic_store(&mp->sigmask_taken, taken & want);
+		if (idle && sigroute_idle_mask() != mask) {
+			mask = sigroute_idle_mask();
+			continue;
+		}
 		/* The record first: on a goroutine (sigsuspend, handlers run
 		 * under a temporary mask), a pending signal the mask lets
 		 * through runs its handler as the call returns, and that
 		 * handler's sigreturn puts the record on the thread. */
-		mp->sigmask = mask;
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
-		atomic_store_explicit(&mp->sigmask_taken, mask,
+		mp->sigmask = want;
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &want, NULL, 8);
+		atomic_store_explicit(&mp->sigmask_taken, want,
 				      memory_order_release);
+		break;
 	}
-	if (atomic_load_explicit(&mp->directed, memory_order_relaxed) & mask)
-		m_directed_drain(mp, mask);
+	if (atomic_load_explicit(&mp->directed, memory_order_relaxed) &
+	    mp->sigmask)
+		m_directed_drain(mp, mp->sigmask);
 	/* A record that went stale skips the call above: the thread keeps a
 	 * mask nobody knows of. */
 	if (chaos())
 		sigmask_check_m(mp, "an M takes a mask");
+}
+
+void m_set_sigmask(struct m *mp, uint64_t mask)
+{
+	thread_take(mp, mask, false);
 }
 
 /*
@@ -97,7 +124,7 @@ void m_set_altstack(struct m *mp, const stack_t *ss)
  */
 void idle_signals_block(struct m *mp)
 {
-	m_set_sigmask(mp, sigroute_idle_mask());
+	thread_take(mp, sigroute_idle_mask(), true);
 }
 
 void g_signals_init(struct g *gp)

@@ -708,8 +708,7 @@ static bool m_lets_through(struct m *mp, uint64_t bit)
 	struct g *cur;
 
 	if (atomic_load(&mp->g0->status) == G_DEAD ||
-	    (atomic_load_explicit(&mp->sigmask_taken, memory_order_acquire) &
-	     bit))
+	    (atomic_load(&mp->sigmask_taken) & bit)) /* seq_cst: thread_take */
 		return false;
 	cur = __atomic_load_n(&mp->curg, __ATOMIC_ACQUIRE);
 	return !(cur && atomic_load(&cur->sigmask_temp));
@@ -754,7 +753,7 @@ void sigroute_before_send(pid_t pid, int sig)
 
 uint64_t sigroute_idle_mask(void)
 {
-	return atomic_load_explicit(&idle_mask, memory_order_relaxed);
+	return atomic_load(&idle_mask); /* seq_cst: thread_take */
 }
 
 void sigroute_fork_child(struct g *gp)
