@@ -153,10 +153,16 @@ int sema_wait(const _Atomic uint32_t *addr, uint32_t val, int64_t deadline,
  * if its deadline came first. */
 static uint32_t claim(struct waiter *w)
 {
-	uint32_t st = W_PREPARED;
-	if (atomic_compare_exchange_strong(&w->state, &st, W_WOKEN))
-		return W_PREPARED;
-	return waiter_claim(w) ? W_WOKEN : W_TIMEDOUT;
+	/* One CAS, from the state it is seen in: a failed lock cmpxchg
+	 * costs as much as one that succeeds. */
+	uint32_t st = atomic_load_explicit(&w->state, memory_order_relaxed);
+	for (;;) {
+		if (st != W_PREPARED && st != W_WAITING)
+			return W_TIMEDOUT; /* its deadline or a cancel won */
+		uint32_t to = st == W_PREPARED ? W_WOKEN : W_CLAIMED;
+		if (atomic_compare_exchange_weak(&w->state, &st, to))
+			return to == W_WOKEN ? W_PREPARED : W_WOKEN;
+	}
 }
 
 static void deliver_all(struct waiter *list)
@@ -438,10 +444,15 @@ void notify_enqueue(struct waiter *w, _Atomic uint32_t *wait)
 	struct bucket *b = bucket_of(wait);
 
 	waiter_init(w);
-	atomic_store(&w->state, W_PREPARED);
+	/* Relaxed: w is its owner's until queued, and the bucket lock's
+	 * release publishes it. The ticket counter's only writer holds
+	 * the lock, and lock-free readers only compare it with notify
+	 * (nobody waits): a load and a store, not a locked add. */
+	atomic_store_explicit(&w->state, W_PREPARED, memory_order_relaxed);
 	w->key = wait;
 	spin_lock(&b->lock);
-	w->ticket = atomic_fetch_add(wait, 1);
+	w->ticket = atomic_load_explicit(wait, memory_order_relaxed);
+	atomic_store_explicit(wait, w->ticket + 1, memory_order_release);
 	waitq_push(&b->q, w, false);
 	bucket_release(b);
 }
@@ -526,7 +537,8 @@ bool notify_one(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 	/* Nobody left in the queue: every outstanding ticket was given up. */
 	if (st == W_TIMEDOUT)
 		nt = atomic_load(wait);
-	atomic_store(notify, nt);
+	/* Written under the lock only; a release store, not an xchg. */
+	atomic_store_explicit(notify, nt, memory_order_release);
 	bucket_release(b);
 	if (st == W_WOKEN)
 		waiter_deliver(w);
@@ -538,7 +550,7 @@ void notify_all(_Atomic uint32_t *wait, _Atomic uint32_t *notify)
 	struct bucket *b = bucket_of(wait);
 
 	spin_lock(&b->lock);
-	atomic_store(notify, atomic_load(wait));
+	atomic_store_explicit(notify, atomic_load(wait), memory_order_release);
 	bucket_release(b);
 }
 

@@ -44,8 +44,10 @@ void waiter_finish(struct waiter *w, uint32_t final)
 	struct g *gp = w->g;
 
 	/* From here the owner may return, and w go with its stack: what
-	 * follows uses gp (a G is never freed) or w's address only. */
-	atomic_store(&w->state, final);
+	 * follows uses gp (a G is never freed) or w's address only.
+	 * Release: the owner reads it after goready's queueing (whose
+	 * release carries it) or after the futex wake. */
+	atomic_store_explicit(&w->state, final, memory_order_release);
 	if (gp)
 		goready(gp);
 	else
