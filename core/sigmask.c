@@ -107,9 +107,12 @@ void g_altstack_update(struct g *gp)
  * none, like the M: no call). */
 void m_set_altstack(struct m *mp, const stack_t *ss)
 {
-	if (mp->altstack.ss_sp == ss->ss_sp &&
-	    mp->altstack.ss_size == ss->ss_size &&
-	    mp->altstack.ss_flags == ss->ss_flags)
+	/* Two disabled stacks are the same whatever they say beside
+	 * (valgrind reports one with an address and size). */
+	if ((mp->altstack.ss_flags & ss->ss_flags & SS_DISABLE) ||
+	    (mp->altstack.ss_sp == ss->ss_sp &&
+	     mp->altstack.ss_size == ss->ss_size &&
+	     mp->altstack.ss_flags == ss->ss_flags))
 		return;
 	SYS2(SYS_sigaltstack, ss, NULL);
 	mp->altstack = *ss;
