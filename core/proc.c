@@ -284,7 +284,7 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 		mp->p->schedtick++;
 	/* From here sysmon may take the P if the goroutine blocks in the
 	 * kernel: the goroutine claims it before each use. */
-	atomic_store_explicit(&mp->pstate, MP_USER, memory_order_release);
+	p_user(mp);
 	cpuclock_switch_in(mp, gp);
 	arch_switch(&mp->g0->ctx, &gp->ctx);
 }
@@ -639,7 +639,8 @@ void sched_fork_child(struct g *gp)
 	 * runs the goroutine's code again as fork returns. A handler there
 	 * took it for a system call and claimed a P next to its own
 	 * ("acquirep: invalid P state", a child flooded with signals). */
-	atomic_store_explicit(&mp->pstate, MP_USER, memory_order_release);
+	p_claim_init(true); /* fork copied one thread */
+	p_user(mp);
 }
 
 /* Make the running main thread the main goroutine on M0, with P0 (adopt),

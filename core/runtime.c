@@ -181,6 +181,7 @@ static void runtime_start_now(void)
 	SYS2(SYS_prctl, PR_GET_NAME, sched.main_name);
 	sched_init(sysmon_gomaxprocs(), sys_gettid() == sys_getpid());
 	proc_status_open();
+	p_claim_init(proc_status_get("Threads:") == 1);
 	futex_pagemap_open();
 	wire_init();
 	/* The handlers the program installed natively go behind goshim's;

@@ -252,8 +252,12 @@ struct m {
 
 	/* Who may touch p (see MP_* below): sysmon takes the P of an M
 	 * blocked in the kernel in user code only by moving this from
-	 * MP_USER, which the M leaves only with a CAS (p_claim). */
+	 * MP_USER, which the M leaves only inside a claim (p_claim). */
 	_Atomic uint32_t pstate;
+	/* claims open on the P (syscall.c), written by the M's thread only;
+	 * syscall_claim: entersyscall opened one that exitsyscall closes */
+	_Atomic int32_t claims;
+	bool syscall_claim;
 	_Atomic int64_t preempt_sent; /* when sysmon signalled it; 0 none */
 	_Atomic bool preempt_refused; /* the handler found no safe point */
 	int statfd;		   /* sysmon's /proc/self/task/TID/stat, +1 */

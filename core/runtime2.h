@@ -126,6 +126,12 @@ void m_task_files_close(struct m *mp);
 /* A goroutine is about to use its M's P: returns it (NULL if the M has
  * none) and the pstate to give back to p_unclaim. */
 struct p *p_claim(struct m *mp, uint32_t *prev);
+/* Before the first M starts, or in a fork's child: can a claim go
+ * without a fence of its own? alone: the process has one thread, and
+ * registering for membarrier is cheap. */
+void p_claim_init(bool alone);
+/* The M goes back to its goroutine's code with no claim open. */
+void p_user(struct m *mp);
 
 /* ---- syscall.c ---- */
 struct g *exitsyscall0(struct g *gp);

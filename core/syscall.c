@@ -8,12 +8,14 @@
  * scheduler loop: a P left in P_SYSCALL belongs to whoever changes that
  * state first (exitsyscall's CAS back to P_RUNNING, or sysmon's to
  * P_IDLE), and a P held by an M in user code (m.pstate MP_USER) is
- * touched only after a CAS (p_claim), which sysmon's retake_blocked_m
- * races with its own (invariant 7). The loser never touches the P again:
+ * touched only inside a claim (p_claim), which sysmon's retake_blocked_m
+ * never overlaps (invariant 7). The loser never touches the P again:
  * exitsyscall without its P finds another, or queues its goroutine.
  */
+#include <linux/membarrier.h>
 #include "chaos.h"
 #include "netpoll.h"
+#include "sys.h"
 #include "runtime.h"
 #include "runtime2.h"
 #include "timer.h"
@@ -21,18 +23,71 @@
 
 /* ---- who owns the P: the M, or sysmon (see MP_* in runtime.h) ----------- */
 
+/*
+ * A claim is on every way into the runtime (park, ready, create, system
+ * call), a retake is rare: so the claim is a store and a load, and the
+ * retake pays for the order between them. The M counts itself in
+ * (m.claims), then looks at pstate; sysmon moves pstate from MP_USER to
+ * MP_STEALING, makes every thread of the process pass a full barrier
+ * (membarrier), then looks at the count, and backs off if the M is in.
+ * An M whose count was stored before its barrier is seen; one that
+ * stores it after looks after the barrier too, and sees MP_STEALING. So
+ * either sysmon backs off or the M waits for it, never both go on.
+ * Without membarrier's private expedited command (a kernel before 4.14,
+ * seccomp, or a process that had threads before the runtime started,
+ * where registering waits for an RCU grace period), each claim fences.
+ * The count nests: a signal's handler may claim in the middle of a claim,
+ * and undoes its own before it returns.
+ */
+static _Atomic bool claim_fenced = true;
+
+void p_claim_init(bool alone)
+{
+	atomic_store(&claim_fenced,
+		     !alone || SYS3(SYS_membarrier,
+				    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+				    0, 0) != 0);
+}
+
+static void claims_add(struct m *mp, int32_t d)
+{
+	atomic_store_explicit(
+		&mp->claims,
+		atomic_load_explicit(&mp->claims, memory_order_relaxed) + d,
+		memory_order_relaxed);
+}
+
 struct p *p_claim(struct m *mp, uint32_t *prev)
 {
-	uint32_t st = MP_USER;
+	uint32_t st = atomic_load_explicit(&mp->pstate, memory_order_relaxed);
 
-	if (atomic_compare_exchange_strong(&mp->pstate, &st, MP_RUNTIME)) {
-		*prev = MP_USER;
-		return mp->p;
-	}
-	/* sysmon is taking it: wait the few stores until it is gone. */
-	while (st == MP_STEALING) {
-		arch_cpu_relax();
-		st = atomic_load(&mp->pstate);
+	for (;;) {
+		if (st == MP_USER) {
+			claims_add(mp, 1);
+			if (atomic_load_explicit(&claim_fenced,
+						 memory_order_relaxed))
+				atomic_thread_fence(memory_order_seq_cst);
+			else
+				atomic_signal_fence(memory_order_seq_cst);
+			st = atomic_load_explicit(&mp->pstate,
+						  memory_order_relaxed);
+			if (st == MP_USER) {
+				/* For this thread's handlers: runtime code. */
+				atomic_store_explicit(&mp->pstate, MP_RUNTIME,
+						      memory_order_relaxed);
+				*prev = MP_USER;
+				return mp->p;
+			}
+			claims_add(mp, -1);
+		}
+		/* sysmon is taking it, or backing off: wait the few
+		 * stores. */
+		while (st == MP_STEALING) {
+			arch_cpu_relax();
+			st = atomic_load(&mp->pstate);
+		}
+		if (st != MP_USER)
+			break;
 	}
 	*prev = st;
 	return st == MP_LOST ? NULL : mp->p;
@@ -40,15 +95,54 @@ struct p *p_claim(struct m *mp, uint32_t *prev)
 
 void p_unclaim(struct m *mp, uint32_t prev)
 {
-	if (prev == MP_USER)
+	if (prev == MP_USER) {
 		atomic_store_explicit(&mp->pstate, MP_USER,
 				      memory_order_release);
+		atomic_signal_fence(memory_order_seq_cst);
+		claims_add(mp, -1);
+	}
+}
+
+/* The M runs its goroutine's code again (execute): no claim is open. */
+void p_user(struct m *mp)
+{
+	atomic_store_explicit(&mp->pstate, MP_USER, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&mp->claims, 0, memory_order_release);
+	mp->syscall_claim = false;
+}
+
+/* exitsyscall's way back to the goroutine's code: the claim entersyscall
+ * opened, if it did, ends. */
+static void syscall_claim_end(struct m *mp)
+{
+	atomic_store_explicit(&mp->pstate, MP_USER, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (mp->syscall_claim) {
+		mp->syscall_claim = false;
+		claims_add(mp, -1);
+	}
+}
+
+/* sysmon, after its move to MP_STEALING: is the M in a claim? A barrier
+ * the kernel refuses now (it never has once registered) counts as a
+ * claim seen, and claims fence from then on. */
+static bool claimed(struct m *mp)
+{
+	if (atomic_load(&claim_fenced))
+		atomic_thread_fence(memory_order_seq_cst);
+	else if (SYS3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
+		      0) != 0) {
+		atomic_store(&claim_fenced, true);
+		return true;
+	}
+	return atomic_load(&mp->claims) != 0;
 }
 
 /*
  * sysmon: mp's thread sleeps in the kernel (its /proc state said so) and
- * its goroutine made no progress. If the M is still in user code, the
- * CAS from MP_USER makes sysmon the P's owner: the M cannot touch it any
+ * its goroutine made no progress. If the M is still in user code and not
+ * in a claim, sysmon becomes the P's owner: the M cannot touch it any
  * more, and when it next enters the runtime it finds MP_LOST.
  */
 bool retake_blocked_m(struct m *mp)
@@ -57,6 +151,12 @@ bool retake_blocked_m(struct m *mp)
 
 	if (!atomic_compare_exchange_strong(&mp->pstate, &st, MP_STEALING))
 		return false;
+	if (claimed(mp)) {
+		/* The M overwrote MP_STEALING already, or finds MP_USER. */
+		st = MP_STEALING;
+		atomic_compare_exchange_strong(&mp->pstate, &st, MP_USER);
+		return false;
+	}
 	struct p *pp = mp->p;
 	mp->p = NULL;
 	pp->m = NULL;
@@ -81,6 +181,7 @@ void entersyscall(void)
 	uint32_t prev;
 	struct p *pp = p_claim(mp, &prev);
 
+	mp->syscall_claim = prev == MP_USER;
 	TRACE(trace_syscall_enter(gp));
 	atomic_store(&gp->status, G_SYSCALL);
 	mp->oldp = pp;
@@ -148,8 +249,7 @@ void exitsyscall(void)
 		atomic_fetch_add_explicit(&pp->syscalltick, 1,
 					  memory_order_relaxed);
 		atomic_store(&gp->status, G_RUNNING);
-		atomic_store_explicit(&mp->pstate, MP_USER,
-				      memory_order_release);
+		syscall_claim_end(mp);
 		/* sysmon asked it to yield: this is a runtime entry, unless
 		 * a signal handler made the call (the code it interrupted may
 		 * hold a runtime lock; the next entry yields). */
@@ -167,8 +267,7 @@ void exitsyscall(void)
 		if (idle) {
 			acquirep(mp, idle);
 			atomic_store(&gp->status, G_RUNNING);
-			atomic_store_explicit(&mp->pstate, MP_USER,
-					      memory_order_release);
+			syscall_claim_end(mp);
 			return;
 		}
 	}
