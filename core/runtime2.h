@@ -229,6 +229,8 @@ void sigroute_run(void);
 void sigroute_unblocked(struct g *gp, uint64_t mask);
 /* A live goroutine's mask changed (was/is: it counted before/after). */
 void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is);
+/* sig's default action leaves the process be: ignore, or continue. */
+bool sig_ignored_by_default(int sig);
 /* The program has a signal handler installed (checkdead: a signal may
  * still wake a goroutine). */
 bool sigroute_handlers(void);

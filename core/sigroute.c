@@ -687,13 +687,6 @@ void sigroute_mask_change(uint64_t from, uint64_t to, bool was, bool is)
  */
 #define SEND_SETTLE_NS (50 * 1000 * 1000)
 
-/* Default action: ignore (SIGCONT's, continue, is harmless as well). */
-static bool default_harmless(int sig)
-{
-	return sig == SIGCHLD || sig == SIGCONT || sig == SIGURG ||
-	       sig == SIGWINCH;
-}
-
 static bool sends_to_self(pid_t pid)
 {
 	if (pid == 0 || pid == -1)
@@ -721,7 +714,7 @@ void sigroute_before_send(pid_t pid, int sig)
 	uint64_t bit;
 
 	if (!atomic_load(&runtime_running) || me == NULL || sig < 1 ||
-	    sig > NSIG_KERNEL || default_harmless(sig))
+	    sig > NSIG_KERNEL || sig_ignored_by_default(sig))
 		return;
 	bit = sigbit(sig);
 	if ((bit & (SIG_KERNEL_UNBLOCKABLE | SIG_GLIBC_INTERNAL)) ||

@@ -403,7 +403,7 @@ void gcancel(struct g *gp)
 		goready(gp);
 }
 
-static bool ignored_by_default(int sig)
+bool sig_ignored_by_default(int sig)
 {
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH ||
 	       sig == SIGCONT;
@@ -497,7 +497,7 @@ static int disposition_acts(struct g *gp, int sig)
 		return -1;
 	uintptr_t h = disposition(sig);
 	if (h == (uintptr_t)SIG_IGN ||
-	    (h == (uintptr_t)SIG_DFL && ignored_by_default(sig))) {
+	    (h == (uintptr_t)SIG_DFL && sig_ignored_by_default(sig))) {
 		sigkeep_drop(gp, sig);
 		return 0;
 	}
