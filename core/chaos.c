@@ -6,11 +6,13 @@
  * sequence of choices per M. It does not replay the run: which M makes
  * which choice, and when, still depends on the OS's timing.
  */
+#include <time.h>
 #include <unistd.h>
 #include "chaos.h"
 #include "print.h"
 #include "runtime.h"
 #include "runtime2.h"
+#include "sys.h"
 
 bool chaos_on;
 static uint64_t chaos_seed;
@@ -100,4 +102,18 @@ void chaos_delay(void)
 		return;
 	for (uint64_t n = (r >> 8) % 256; n > 0; n--)
 		arch_cpu_relax();
+}
+
+/* 1 time in 64, a sleep of up to ~250 us: the kernel may take an M's CPU
+ * at any instruction, for longer than any busy wait here lasts, and other
+ * Ms then run on: the goroutine the M just let go of may run through a
+ * whole wait and into the next meanwhile. */
+void chaos_stall(void)
+{
+	uint64_t r = chaos_rand();
+
+	if (r % 64 != 0)
+		return;
+	struct timespec ts = { 0, (long)((r >> 8) % 250000) };
+	SYS2(SYS_nanosleep, &ts, NULL);
 }

@@ -3,7 +3,8 @@
  * scheduler hide in interleavings that the usual timing almost never
  * gives; chaos makes them common: goroutines yield at random where they
  * enter the runtime; random short delays widen the race windows (a waker
- * against a goroutine on its way into its park, an M giving up its P
+ * against a goroutine on its way into its park, an M that lost its CPU
+ * just after letting a goroutine go, an M giving up its P
  * against new work, a system call against sysmon's retake, a readied
  * goroutine on no queue yet); thieves steal from random victims in random
  * amounts; run queues spill to the global queue before they are full and
@@ -48,5 +49,7 @@ static inline bool chaos_one_in(uint32_t n)
 void chaos_yield(void);
 /* A short random busy wait, to widen a race window. */
 void chaos_delay(void);
+/* Now and then a sleep: the M's thread loses its CPU for a while. */
+void chaos_stall(void);
 
 #endif

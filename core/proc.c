@@ -384,16 +384,30 @@ static struct g *park_m(struct g *gp)
 		return gp; /* the wait is already over: run it again at once */
 	/* From here a waker may run it. A goready that came while it was
 	 * still running left a permit: it runs again at once, unless that
-	 * waker saw this store and readied it itself (see goready). */
+	 * waker saw this store and readied it itself (see goready). The
+	 * permit is taken only once the status CAS has made the goroutine
+	 * this M's again: from the store on, this M may lose its CPU while
+	 * another M runs the goroutine on into a later park, and a permit
+	 * left for that park is not this one's to take. */
 	atomic_store(&gp->status, G_WAITING);
-	if (atomic_load(&gp->ready_permit) &&
-	    atomic_exchange(&gp->ready_permit, false)) {
+	if (chaos())
+		chaos_stall();
+	if (!atomic_load(&gp->ready_permit))
+		return NULL;
+	for (;;) {
 		uint32_t st = G_WAITING;
-		if (atomic_compare_exchange_strong(&gp->status, &st,
-						   G_RUNNING))
+		if (atomic_compare_exchange_weak(&gp->status, &st,
+						 G_RUNNING)) {
+			/* Running again is the wakeup of any permit there
+			 * now: each was left before the goroutine resumes. */
+			atomic_exchange(&gp->ready_permit, false);
 			return gp;
+		}
+		if (st == (G_WAITING | G_SCAN)) /* a dump holds it: wait */
+			arch_cpu_relax();
+		else if (st != G_WAITING)
+			return NULL; /* readied: the permit's waker or another */
 	}
-	return NULL;
 }
 
 void gopark(bool (*unlockf)(struct g *, void *), void *lock,
