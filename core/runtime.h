@@ -361,6 +361,11 @@ static inline bool g_is_main(const struct g *gp)
 /* The calling goroutine gp changed its thread's sigaltstack: the G
  * records it, and its M, which has it now. */
 void g_altstack_update(struct g *gp);
+/* For a call, made in entersyscall, whose child starts from the calling
+ * thread's mask (posix_spawn, system, popen): the thread blocks all the
+ * goroutine blocks, SIGURG included, until spawn_mask_end(returned). */
+uint64_t spawn_mask_begin(void);
+void spawn_mask_end(uint64_t extra);
 
 /* Signals as bits of the kernel's 64-bit sigset; SIGCANCEL and SIGSETXID
  * are glibc's own, which every thread must take and nobody may block. */

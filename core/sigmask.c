@@ -146,3 +146,32 @@ void g_signals_init(struct g *gp)
 	gp->sigmask = on_goroutine() ? me->sigmask : thread_sigmask();
 	sigroute_mask_change(0, gp->sigmask, false, true);
 }
+
+/* The thread lets SIGURG through for preemption, and a goroutine in a
+ * system call is not preempted: for the call the thread may block it, so
+ * that a child starting from the thread's mask has the goroutine's, as a
+ * native child of that thread has. The M stays this goroutine's until
+ * exitsyscall, so the record changes with the thread. */
+uint64_t spawn_mask_begin(void)
+{
+	struct g *gp = getg();
+	uint64_t extra = gp->sigmask & preempt_unblockable();
+
+	if (extra == 0)
+		return 0;
+	gp->m->sigmask |= extra;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &extra, NULL, 8);
+	atomic_store(&gp->m->sigmask_taken, gp->m->sigmask);
+	return extra;
+}
+
+void spawn_mask_end(uint64_t extra)
+{
+	struct m *mp = getg()->m;
+
+	if (extra == 0)
+		return;
+	mp->sigmask &= ~extra;
+	atomic_store(&mp->sigmask_taken, mp->sigmask);
+	SYS4(SYS_rt_sigprocmask, SIG_UNBLOCK, &extra, NULL, 8);
+}

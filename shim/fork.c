@@ -115,13 +115,22 @@ GOSHIM_EXPORT pid_t __vfork(void)
 	return _Fork();
 }
 
+/* The child starts from the calling thread's mask: for the call it is
+ * the goroutine's (spawn_mask_begin). */
 #define SPAWNING(ret, name, params, args)                            \
 	GOSHIM_EXPORT ret name params                                \
 	{                                                            \
 		ret(*fn) params = (ret(*) params)REAL_NEXT_GET(name); \
-		if (!shim_active())                                  \
+		if (!shim_active() || !on_goroutine())               \
 			return fn args;                              \
-		return IN_SYSCALL(fn args);                          \
+		entersyscall();                                      \
+		uint64_t extra_ = spawn_mask_begin();                \
+		ret r_ = fn args;                                    \
+		int e_ = errno;                                      \
+		spawn_mask_end(extra_);                              \
+		exitsyscall();                                       \
+		errno = e_;                                          \
+		return r_;                                           \
 	}
 
 SPAWNING(int, posix_spawn,
@@ -136,4 +145,10 @@ SPAWNING(int, posix_spawnp,
 	 (pid, file, fa, attr, argv, envp))
 SPAWNING(int, system, (const char *cmd), (cmd))
 SPAWNING(FILE *, popen, (const char *cmd, const char *mode), (cmd, mode))
-SPAWNING(int, pclose, (FILE *f), (f))
+GOSHIM_EXPORT int pclose(FILE *f)
+{
+	int (*fn)(FILE *) = (int (*)(FILE *))REAL_NEXT_GET(pclose);
+	if (!shim_active())
+		return fn(f);
+	return IN_SYSCALL(fn(f));
+}

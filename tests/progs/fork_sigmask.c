@@ -1,13 +1,14 @@
-// fork_sigmask: a child of fork has its parent thread's signal mask, and
-// so has what it execs. Under goshim the parent thread's kernel mask lets
-// SIGURG through (preemption) even where the goroutine blocks it; the
-// child, whose SIGURG goes back to the kernel, must block it as the
-// program asked. A thread blocks SIGURG and SIGUSR1, then forks twice:
-// one child reads its own mask from /proc, the other execs cat on
-// /proc/self/status, whose mask the parent reads through a pipe.
+// fork_sigmask: a child of fork or posix_spawn has its parent thread's
+// signal mask, and so has what it execs. Under goshim the parent thread's
+// kernel mask lets SIGURG through (preemption) even where the goroutine
+// blocks it; the child must block it as the program asked. A thread
+// blocks SIGURG and SIGUSR1, then forks twice: one child reads its own
+// mask from /proc, the other execs cat on /proc/self/status, whose mask
+// the parent reads through a pipe; then posix_spawn runs the same cat.
 // goshim-test: shim-max-threads=GOMAXPROCS+3
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ static void report(const char *who, FILE *f)
 	printf("%s: SIGURG %d SIGUSR1 %d\n", who,
 	       (int)(blk >> (SIGURG - 1) & 1), (int)(blk >> (SIGUSR1 - 1) & 1));
 }
+
+extern char **environ;
 
 static int wait_ok(pid_t pid)
 {
@@ -81,8 +84,33 @@ static void *run(void *arg)
 	FILE *f = fdopen(fds[0], "r");
 	report("exec'd cat", f);
 	fclose(f);
-	if (pid < 0 || !wait_ok(pid))
+	if (pid < 0 || !wait_ok(pid)) {
 		printf("second child failed\n");
+		return NULL;
+	}
+
+	posix_spawn_file_actions_t fa;
+	char *argv[] = { "cat", "/proc/self/status", NULL };
+	if (pipe(fds) != 0) {
+		perror("pipe");
+		return NULL;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	int err = posix_spawn(&pid, "/bin/cat", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	if (err != 0) {
+		printf("posix_spawn: %s\n", strerror(err));
+		return NULL;
+	}
+	f = fdopen(fds[0], "r");
+	report("posix_spawn'd cat", f);
+	fclose(f);
+	if (!wait_ok(pid))
+		printf("spawned child failed\n");
 	return NULL;
 }
 
