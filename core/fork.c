@@ -96,16 +96,13 @@ void fork_child(void)
 		return; /* native until its second thread, as the parent was */
 	fork_child_runtime(gp);
 	if (gp && !gp->is_g0) {
+		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &gp->fork_mask, NULL, 8);
 		/* The parent's thread let SIGURG through for preemption; a
 		 * child whose SIGURG went back to the kernel (preempt.c)
 		 * blocks it if the goroutine does, as a native child (and
 		 * what it execs) inherits. */
-		uint64_t mask = gp->fork_mask |
-				(gp->sigmask & sigbit(SIGURG) &
-				 ~preempt_unblockable());
-		gp->m->sigmask = mask;
-		atomic_store(&gp->m->sigmask_taken, mask);
-		SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+		m_block_more(gp->m, gp->sigmask & sigbit(SIGURG) &
+					    ~preempt_unblockable());
 	}
 }
 

@@ -159,6 +159,8 @@ void m_taken_until_sigreturn(struct m *mp, uint64_t back);
 void g_signals_init(struct g *gp);
 /* Set it, remembering it in mp->sigmask (no call if already so). */
 void m_set_sigmask(struct m *mp, uint64_t mask);
+/* Block bits more on mp's thread (the caller's), the record with it. */
+void m_block_more(struct m *mp, uint64_t bits);
 /* The thread's sigaltstack, read back as the kernel keeps it. */
 stack_t thread_altstack(void);
 #define SIGCANCEL 32 /* __SIGRTMIN */

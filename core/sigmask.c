@@ -147,31 +147,42 @@ void g_signals_init(struct g *gp)
 	sigroute_mask_change(0, gp->sigmask, false, true);
 }
 
+/* Bits more or fewer on mp's thread, with the record and what the thread
+ * is known to block (thread_take's order: taken is what both masks block
+ * while the call is made). */
+void m_block_more(struct m *mp, uint64_t bits)
+{
+	if (bits == 0)
+		return;
+	mp->sigmask |= bits;
+	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &bits, NULL, 8);
+	atomic_store(&mp->sigmask_taken, mp->sigmask);
+}
+
+static void m_unblock(struct m *mp, uint64_t bits)
+{
+	if (bits == 0)
+		return;
+	mp->sigmask &= ~bits;
+	atomic_store(&mp->sigmask_taken, mp->sigmask);
+	SYS4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bits, NULL, 8);
+}
+
 /* The thread lets SIGURG through for preemption, and a goroutine in a
  * system call is not preempted: for the call the thread may block it, so
  * that a child starting from the thread's mask has the goroutine's, as a
  * native child of that thread has. The M stays this goroutine's until
- * exitsyscall, so the record changes with the thread. */
+ * exitsyscall. */
 uint64_t spawn_mask_begin(void)
 {
 	struct g *gp = getg();
 	uint64_t extra = gp->sigmask & preempt_unblockable();
 
-	if (extra == 0)
-		return 0;
-	gp->m->sigmask |= extra;
-	SYS4(SYS_rt_sigprocmask, SIG_BLOCK, &extra, NULL, 8);
-	atomic_store(&gp->m->sigmask_taken, gp->m->sigmask);
+	m_block_more(gp->m, extra);
 	return extra;
 }
 
 void spawn_mask_end(uint64_t extra)
 {
-	struct m *mp = getg()->m;
-
-	if (extra == 0)
-		return;
-	mp->sigmask &= ~extra;
-	atomic_store(&mp->sigmask_taken, mp->sigmask);
-	SYS4(SYS_rt_sigprocmask, SIG_UNBLOCK, &extra, NULL, 8);
+	m_unblock(getg()->m, extra);
 }

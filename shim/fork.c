@@ -115,8 +115,8 @@ GOSHIM_EXPORT pid_t __vfork(void)
 	return _Fork();
 }
 
-/* The child starts from the calling thread's mask: for the call it is
- * the goroutine's (spawn_mask_begin). */
+/* A spawned child starts from the calling thread's mask: for the call it
+ * is the goroutine's (spawn_mask_begin; pclose, which only waits, alike). */
 #define SPAWNING(ret, name, params, args)                            \
 	GOSHIM_EXPORT ret name params                                \
 	{                                                            \
@@ -145,10 +145,4 @@ SPAWNING(int, posix_spawnp,
 	 (pid, file, fa, attr, argv, envp))
 SPAWNING(int, system, (const char *cmd), (cmd))
 SPAWNING(FILE *, popen, (const char *cmd, const char *mode), (cmd, mode))
-GOSHIM_EXPORT int pclose(FILE *f)
-{
-	int (*fn)(FILE *) = (int (*)(FILE *))REAL_NEXT_GET(pclose);
-	if (!shim_active())
-		return fn(f);
-	return IN_SYSCALL(fn(f));
-}
+SPAWNING(int, pclose, (FILE *f), (f))
