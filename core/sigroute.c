@@ -419,6 +419,11 @@ static void sig_trampoline(int sig, siginfo_t *si, void *uc)
 			ps = MP_RUNTIME;
 		switch (ps) {
 		case MP_USER:
+		/* User code still: sysmon looks at whether the M is in a
+		 * claim (retake_blocked_m), and a claim the handler makes
+		 * waits for it to decide. Kept for sysmon to send again,
+		 * a raise would return before its handler ran. */
+		case MP_STEALING:
 		case MP_LOST:
 		case MP_SYSCALL:
 			if (!here)

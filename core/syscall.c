@@ -151,6 +151,9 @@ bool retake_blocked_m(struct m *mp)
 
 	if (!atomic_compare_exchange_strong(&mp->pstate, &st, MP_STEALING))
 		return false;
+	/* Chaos: a sysmon that loses its CPU here (a loaded machine). */
+	if (chaos())
+		chaos_delay();
 	if (claimed(mp)) {
 		/* The M overwrote MP_STEALING already, or finds MP_USER. */
 		st = MP_STEALING;
