@@ -268,6 +268,10 @@ void sema_release(_Atomic uint32_t *addr, bool handoff);
  * added its unit; a waiter, if any, gets it from sema_run_async, which
  * sysmon runs (woken for it) and anyone outside the runtime may run. */
 void sema_release_async(_Atomic uint32_t *addr);
+/* The same from code no signal handler runs: the caller hands its unit
+ * to the oldest waiter itself (a waiter counts itself before it looks at
+ * the value, the caller adds before it looks at the count). */
+void sema_release_added(_Atomic uint32_t *addr);
 void sema_run_async(void);
 /* No handoff pending or on its way (checkdead: sysmon may be readying a
  * goroutine). */

@@ -7,10 +7,13 @@
  *
  * A post must be async-signal-safe (POSIX's sem_post): a signal handler
  * may post while the code it interrupted, on this very thread, holds the
- * runtime's locks or is half-way through a run queue. So semaphore_up only
- * adds its unit, with a compare-and-swap that also refuses to pass
- * SEM_VALUE_MAX (EOVERFLOW), and, if anyone sleeps there, marks the wait
- * queue for sysmon (sema_release_async), which it wakes with a futex call.
+ * runtime's locks or is half-way through a run queue. So semaphore_up
+ * adds its unit with a compare-and-swap (which also refuses to pass
+ * SEM_VALUE_MAX: EOVERFLOW), and then, if anyone sleeps there, only a
+ * goroutine outside any handler of the program's runs the wait queue
+ * itself (sema_release_added). A handler, or a thread goshim does not
+ * run, marks the queue for sysmon (sema_release_async), which it wakes
+ * with a futex call.
  * The unit then goes straight to the longest sleeper (a handoff; real-time
  * sleepers first, by priority), run by sysmon or by the next trydown,
  * which does that first: a poster that loops back to wait would otherwise
@@ -46,7 +49,14 @@ int semaphore_up(_Atomic uint32_t *value)
 		if (v == SEM_VALUE_MAX)
 			return EOVERFLOW;
 	} while (!atomic_compare_exchange_weak(value, &v, v + 1));
-	sema_release_async(value);
+	/* A goroutine outside any handler holds no runtime lock: it hands
+	 * the unit over itself, without sysmon's round trip (a futex wake
+	 * and a switch to sysmon's thread on every contended post). */
+	struct g *gp = getg();
+	if (gp && !gp->is_g0 && gp->in_sighandler == 0)
+		sema_release_added(value);
+	else
+		sema_release_async(value);
 	return 0;
 }
 
