@@ -269,12 +269,7 @@ static void withdraw(struct waiter *w)
 		spin_lock(&b->lock);
 		bool here = bucket_of(w->key) == b;
 		if (here && w->queued) {
-			struct waiter **pp = &b->q.head, *prev = NULL;
-			while (*pp != w) {
-				prev = *pp;
-				pp = &prev->next;
-			}
-			waitq_unlink(&b->q, pp, prev);
+			waitq_remove(&b->q, w);
 			atomic_fetch_sub_explicit(&b->waiting, 1,
 						  memory_order_relaxed);
 		}

@@ -89,17 +89,6 @@ static void bucket_unlock(void *b)
 	bucket_release(b);
 }
 
-static void unlink_waiter(struct bucket *b, struct waiter *w)
-{
-	struct waiter **pp = &b->q.head, *prev = NULL;
-	for (; *pp; prev = *pp, pp = &(*pp)->next) {
-		if (*pp == w) {
-			waitq_unlink(&b->q, pp, prev);
-			return;
-		}
-	}
-}
-
 /* Unlink the first waiter on addr. */
 static struct waiter *dequeue(struct bucket *b, const void *addr)
 {
@@ -119,7 +108,7 @@ static void leave(struct bucket *b, struct waiter *w)
 {
 	spin_lock(&b->lock);
 	if (w->queued)
-		unlink_waiter(b, w);
+		waitq_remove(&b->q, w);
 	bucket_release(b);
 }
 
@@ -249,7 +238,7 @@ int sema_acquire(_Atomic uint32_t *addr, bool lifo, int64_t deadline,
 		    W_TIMEDOUT) {
 			spin_lock(&b->lock);
 			if (w.queued) {
-				unlink_waiter(b, &w);
+				waitq_remove(&b->q, &w);
 				atomic_fetch_sub(&b->nwait, 1);
 			}
 			bucket_release(b);
@@ -513,7 +502,7 @@ bool notify_cancel(struct waiter *w)
 	bool claimed =
 		!atomic_compare_exchange_strong(&w->state, &st, W_TIMEDOUT);
 	if (w->queued)
-		unlink_waiter(b, w);
+		waitq_remove(&b->q, w);
 	bucket_release(b);
 	return claimed;
 }

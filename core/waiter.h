@@ -37,13 +37,14 @@ struct waiter {
 	bool acquiring;	     /* in sema_acquire: counted in nwait */
 	bool handoff;	     /* sema_release passed the count directly */
 	bool queued;	     /* on a waitq */
-	struct waiter *next; /* for the queue the waiter sits on */
+	struct waiter *next, *prev; /* for the queue the waiter sits on */
 };
 
 /* A wait queue's list of waiters, highest priority first and oldest first
  * among equals, as the kernel's futex queues wake real-time threads; its
  * owner's lock guards it (sema.c's and futex.c's buckets). Without
- * real-time waiters every priority is 0 and it is a FIFO. */
+ * real-time waiters every priority is 0 and it is a FIFO. Doubly linked:
+ * a waiter whose deadline fired leaves a queue of thousands at once. */
 struct waitq {
 	struct waiter *head, *tail;
 };
@@ -53,32 +54,28 @@ struct waitq {
  * lower ones walks the list. */
 static inline void waitq_push(struct waitq *q, struct waiter *w, bool front)
 {
-	w->queued = true;
+	struct waiter *prev = NULL, *next = front ? q->head : NULL;
+
 	if (front ? q->head && q->head->prio > w->prio
 		  : q->tail && q->tail->prio < w->prio) {
-		struct waiter **pp = &q->head;
-		while (*pp && (front ? (*pp)->prio > w->prio
-				     : (*pp)->prio >= w->prio))
-			pp = &(*pp)->next;
-		w->next = *pp;
-		*pp = w;
-		if (w->next == NULL)
-			q->tail = w;
-		return;
+		for (next = q->head; next && (front ? next->prio > w->prio
+						    : next->prio >= w->prio);
+		     next = next->next)
+			prev = next;
+	} else if (!front) {
+		prev = q->tail;
 	}
-	if (front) {
-		w->next = q->head;
-		q->head = w;
-		if (q->tail == NULL)
-			q->tail = w;
-		return;
-	}
-	w->next = NULL;
-	if (q->tail)
-		q->tail->next = w;
+	w->queued = true;
+	w->prev = prev;
+	w->next = next;
+	if (prev)
+		prev->next = w;
 	else
 		q->head = w;
-	q->tail = w;
+	if (next)
+		next->prev = w;
+	else
+		q->tail = w;
 }
 
 /* Take out *pp, whose predecessor is prev (NULL at the head). */
@@ -87,10 +84,19 @@ static inline void waitq_unlink(struct waitq *q, struct waiter **pp,
 {
 	struct waiter *w = *pp;
 	*pp = w->next;
-	if (q->tail == w)
+	if (w->next)
+		w->next->prev = prev;
+	else
 		q->tail = prev;
-	w->next = NULL;
+	w->next = w->prev = NULL;
 	w->queued = false;
+}
+
+/* Take out w, wherever it sits: a waiter that leaves on its own (its
+ * deadline, a signal) finds its place without walking the queue. */
+static inline void waitq_remove(struct waitq *q, struct waiter *w)
+{
+	waitq_unlink(q, w->prev ? &w->prev->next : &q->head, w->prev);
 }
 
 void waiter_init(struct waiter *w);
