@@ -87,71 +87,105 @@ static void heap_publish(struct timers *h)
 		next_rescan(); /* it may have been the earliest of all */
 }
 
-static void swap_at(struct timers *h, int32_t i, int32_t j)
+/* Slot s at i: its number now says where it is. */
+static void slot_put(struct timers *h, int32_t i, struct timer_slot s)
 {
-	struct timer_slot a = h->heap[i], b = h->heap[j];
-	h->heap[i] = b;
-	h->heap[j] = a;
-	b.t->idx = i;
-	a.t->idx = j;
+	h->heap[i] = s;
+	h->pos[s.id] = i;
 }
 
 static void sift_up(struct timers *h, int32_t i)
 {
+	struct timer_slot s = h->heap[i];
+
 	while (i > 0) {
 		int32_t p = (i - 1) / 4;
-		if (h->heap[p].when <= h->heap[i].when)
+		if (h->heap[p].when <= s.when)
 			break;
-		swap_at(h, i, p);
+		slot_put(h, i, h->heap[p]);
 		i = p;
 	}
+	slot_put(h, i, s);
 }
 
 static void sift_down(struct timers *h, int32_t i)
 {
+	struct timer_slot s = h->heap[i];
+
 	for (;;) {
-		int32_t best = i, c = 4 * i + 1;
+		int32_t best = -1, c = 4 * i + 1;
+		int64_t when = s.when;
 		for (int32_t k = c; k < c + 4 && k < h->len; k++)
-			if (h->heap[k].when < h->heap[best].when)
+			if (h->heap[k].when < when) {
 				best = k;
-		if (best == i)
-			return;
-		swap_at(h, i, best);
+				when = h->heap[k].when;
+			}
+		if (best < 0)
+			break;
+		slot_put(h, i, h->heap[best]);
 		i = best;
 	}
+	slot_put(h, i, s);
+}
+
+/* h locked, full: twice the room, the new numbers all free. */
+static void heap_grow(struct timers *h)
+{
+	int32_t cap = h->cap ? h->cap * 2 : 64;
+	struct timer_slot *heap = realloc(h->heap, (size_t)cap * sizeof *heap);
+	if (heap)
+		h->heap = heap;
+	struct timer **by_id = realloc(h->by_id, (size_t)cap * sizeof *by_id);
+	if (by_id)
+		h->by_id = by_id;
+	int32_t *pos = realloc(h->pos, (size_t)cap * sizeof *pos);
+	if (pos)
+		h->pos = pos;
+	if (heap == NULL || by_id == NULL || pos == NULL)
+		runtime_throw("timer_add: out of memory");
+	for (int32_t id = h->cap; id < cap; id++)
+		h->pos[id] = id + 1;
+	h->free_id = h->cap;
+	h->cap = cap;
 }
 
 /* h locked. */
 static void heap_push(struct timers *h, struct timer *t)
 {
-	if (h->len == h->cap) {
-		int32_t cap = h->cap ? h->cap * 2 : 64;
-		struct timer_slot *a =
-			realloc(h->heap, (size_t)cap * sizeof *a);
-		if (a == NULL)
-			runtime_throw("timer_add: out of memory");
-		h->heap = a;
-		h->cap = cap;
-	}
-	t->idx = h->len;
-	h->heap[h->len++] = (struct timer_slot){ t->when, t };
+	if (h->len == h->cap)
+		heap_grow(h);
+	uint32_t id = (uint32_t)h->free_id;
+	h->free_id = h->pos[id];
+	h->by_id[id] = t;
+	t->id = id;
+	h->heap[h->len++] = (struct timer_slot){ t->when, id };
 	atomic_store_explicit(&t->heap, h, memory_order_release);
-	sift_up(h, t->idx);
+	sift_up(h, h->len - 1);
 	heap_publish(h);
+}
+
+/* h locked: the timer in slot i leaves, its number freed. */
+static struct timer *heap_take(struct timers *h, int32_t i)
+{
+	uint32_t id = h->heap[i].id;
+	struct timer *t = h->by_id[id];
+
+	h->len--;
+	if (i != h->len) {
+		slot_put(h, i, h->heap[h->len]);
+		sift_down(h, i);
+		sift_up(h, i);
+	}
+	h->pos[id] = h->free_id;
+	h->free_id = (int32_t)id;
+	atomic_store_explicit(&t->heap, NULL, memory_order_release);
+	return t;
 }
 
 /* h locked. */
 static void heap_remove(struct timers *h, int32_t i)
 {
-	struct timer *t = h->heap[i].t;
-	h->len--;
-	if (i != h->len) {
-		h->heap[i] = h->heap[h->len];
-		h->heap[i].t->idx = i;
-		sift_down(h, i);
-		sift_up(h, i);
-	}
-	atomic_store_explicit(&t->heap, NULL, memory_order_release);
+	heap_take(h, i);
 	heap_publish(h);
 }
 
@@ -189,7 +223,7 @@ void timer_del(struct timer *t)
 		rlock_lock(&h->lock);
 		bool here = atomic_load(&t->heap) == h;
 		if (here)
-			heap_remove(h, t->idx);
+			heap_remove(h, h->pos[t->id]);
 		rlock_unlock(&h->lock);
 		if (here)
 			break;
@@ -211,7 +245,7 @@ void timers_drain(struct p *pp)
 	rlock_lock(&to->lock);
 	rlock_lock(&from->lock);
 	while (from->len > 0)
-		heap_push(to, from->heap[--from->len].t);
+		heap_push(to, heap_take(from, from->len - 1));
 	heap_publish(from);
 	rlock_unlock(&from->lock);
 	rlock_unlock(&to->lock);
@@ -254,7 +288,7 @@ static bool run_one(struct timers *h, int64_t now)
 		rlock_unlock(&h->lock);
 		return false;
 	}
-	struct timer *t = h->heap[0].t;
+	struct timer *t = h->by_id[h->heap[0].id];
 	/* timer_del looks under the lock, we set it under the lock. */
 	atomic_store_explicit(&t->running, 1, memory_order_relaxed);
 	atomic_fetch_add(&h->running, 1);

@@ -18,26 +18,34 @@ struct timers;
 struct timer {
 	int64_t when;
 	void (*f)(struct timer *);
-	int32_t idx;		/* index in heap's array */
+	uint32_t id;		/* its number in the heap it is in */
 	/* The heap it is in (NULL: none); changes under that heap's lock. */
 	_Atomic(struct timers *) heap;
 	_Atomic uint32_t running; /* f is being called */
 };
 
 /* A P's timers: a 4-ary heap. All zero is empty (Ps are calloc'd, and
- * zeroed in the child of fork). */
-/* A heap slot holds its timer's when: sifting compares slots, in one
- * array, not timers, which live in waiters on goroutine stacks (a cache
- * and TLB miss apiece). */
+ * zeroed in the child of fork).
+ *
+ * A heap slot holds its timer's when and number, and a sift moves slots
+ * in one array and writes each moved one's new place in another (pos):
+ * it never touches a timer. Timers live in waiters on goroutine stacks, a
+ * cache and TLB miss apiece; writing each moved timer's index cost 70% of
+ * a removal from a heap of 5,000 sleepers. A number is the heap's, given
+ * out while its timer is on it: by_id finds the timer, pos its slot, and
+ * a free number's pos links it to the next free one. */
 struct timer_slot {
 	int64_t when;
-	struct timer *t;
+	uint32_t id;
 };
 
 struct timers {
 	struct rlock lock;
 	struct timer_slot *heap;
+	struct timer **by_id;
+	int32_t *pos;
 	int32_t len, cap;
+	int32_t free_id; /* the first free number (any when len < cap) */
 	/* INT64_MAX - the earliest when (0: none), read without the lock. */
 	_Atomic uint64_t rnext;
 	/* Its timers taken off the heap whose function has not returned:

@@ -1,7 +1,8 @@
 /*
  * Unit tests for core/timer.c's per-P timer heaps: timers on several Ps
  * fire in deadline order, the global earliest (timers_next) follows every
- * heap, a timer added on one P is deleted by a caller on another, a dying
+ * heap, a timer added on one P is deleted by a caller on another, a heap
+ * of thousands with random deletes fires exactly the rest, a dying
  * P's timers move to P0, and a concurrent run (adders and deleters on
  * their own Ps against a thread running every P's timers) loses no timer,
  * fires none twice or after its deletion, and leaves timers_next exact.
@@ -195,6 +196,55 @@ START_TEST(drain_moves_to_p0)
 }
 END_TEST
 
+/* Past several growths, with numbers freed and given out again: what
+ * fires is exactly what was not deleted, in deadline order. */
+static int64_t big_fired[3000];
+static int big_nfired;
+
+static void big_record(struct timer *t)
+{
+	big_fired[big_nfired++] = t->when;
+}
+
+START_TEST(big_heap_random_deletes)
+{
+	enum { N = 3000 };
+	static struct timer t[N];
+	static bool gone[N];
+	unsigned seed = 12345;
+	int live = 0;
+
+	big_nfired = 0;
+	on_p(ps[1]);
+	for (int round = 0; round < 3; round++) {
+		for (int i = round; i < N; i += 3) {
+			timer_add(&t[i], 1 + rand_r(&seed) % 100000, big_record);
+			gone[i] = false;
+			live++;
+		}
+		for (int i = 0; i < N; i++) {
+			if (atomic_load(&t[i].heap) && rand_r(&seed) % 3 == 0) {
+				timer_del(&t[i]);
+				gone[i] = true;
+				live--;
+			}
+		}
+		ck_assert_int_eq(heap_len(ps[1]), live);
+	}
+	int64_t min = INT64_MAX;
+	for (int i = 0; i < N; i++)
+		if (!gone[i] && t[i].when < min)
+			min = t[i].when;
+	ck_assert_int_eq(timers_next(), min);
+	ck_assert_int_eq(timers_run(INT64_MAX - 1), -1);
+	ck_assert_int_eq(big_nfired, live);
+	for (int i = 1; i < big_nfired; i++)
+		ck_assert_int_le(big_fired[i - 1], big_fired[i]);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_null(atomic_load(&t[i].heap));
+}
+END_TEST
+
 /* ---- concurrent ------------------------------------------------------------ */
 
 #define PER_THREAD 20000
@@ -361,6 +411,7 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, delete_from_another_p);
 	tcase_add_test(tc, no_p_uses_p0);
 	tcase_add_test(tc, drain_moves_to_p0);
+	tcase_add_test(tc, big_heap_random_deletes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("waitq");
