@@ -316,6 +316,22 @@ void sema_release_async(_Atomic uint32_t *addr)
 		run_async_now();
 }
 
+/* w, unlinked from b (locked), gets a unit if took (taken for it from
+ * key): chained on **tail to be delivered after unlocking, or, if its
+ * deadline came first, the unit goes back. */
+static void hand_over(struct bucket *b, struct waiter *w, bool took,
+		      struct waiter ***tail)
+{
+	atomic_fetch_sub(&b->nwait, 1);
+	w->handoff = took;
+	if (waiter_claim(w)) {
+		**tail = w;
+		*tail = &w->next;
+	} else if (took) {
+		atomic_fetch_add((_Atomic uint32_t *)w->key, 1);
+	}
+}
+
 /* Hand units of the semaphores in b to their waiters, oldest first, while
  * there are units: as sema_release with handoff does, so a poster that
  * loops back to wait cannot take its own unit again first. A queued
@@ -335,15 +351,7 @@ static void run_bucket_locked(struct bucket *b)
 			continue;
 		}
 		waitq_unlink(&b->q, pp, prev);
-		atomic_fetch_sub(&b->nwait, 1);
-		w->handoff = true;
-		if (waiter_claim(w)) {
-			*tail = w;
-			tail = &w->next;
-		} else {
-			/* It timed out: the unit goes to the next. */
-			atomic_fetch_add((_Atomic uint32_t *)w->key, 1);
-		}
+		hand_over(b, w, true, &tail);
 	}
 	bucket_release(b);
 	deliver_all(claimed);
@@ -366,19 +374,10 @@ void sema_release_added(_Atomic uint32_t *addr)
 	if (atomic_load(&b->nwait) == 0)
 		return;
 	spin_lock(&b->lock);
-	while (atomic_load(addr) > 0 && (w = dequeue(b, addr)) != NULL) {
-		atomic_fetch_sub(&b->nwait, 1);
-		/* A trywait may take the unit first: then this one is woken
-		 * to look again, as a wakeup without handoff. */
-		bool took = cansemacquire(addr);
-		w->handoff = took;
-		if (waiter_claim(w)) {
-			*tail = w;
-			tail = &w->next;
-		} else if (took) {
-			atomic_fetch_add(addr, 1); /* it timed out */
-		}
-	}
+	/* A trywait may take the unit first: then the waiter is woken to
+	 * look again, as a wakeup without handoff. */
+	while (atomic_load(addr) > 0 && (w = dequeue(b, addr)) != NULL)
+		hand_over(b, w, cansemacquire(addr), &tail);
 	bucket_release(b);
 	deliver_all(claimed);
 }

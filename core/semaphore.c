@@ -52,8 +52,7 @@ int semaphore_up(_Atomic uint32_t *value)
 	/* A goroutine outside any handler holds no runtime lock: it hands
 	 * the unit over itself, without sysmon's round trip (a futex wake
 	 * and a switch to sysmon's thread on every contended post). */
-	struct g *gp = getg();
-	if (gp && !gp->is_g0 && gp->in_sighandler == 0)
+	if (on_goroutine() && getg()->in_sighandler == 0)
 		sema_release_added(value);
 	else
 		sema_release_async(value);

@@ -58,7 +58,7 @@ static void on_p(struct p *pp)
 
 /* ---- deterministic --------------------------------------------------------- */
 
-static int64_t fired[64];
+static int64_t fired[3000];
 static int nfired;
 
 static void record(struct timer *t)
@@ -198,14 +198,6 @@ END_TEST
 
 /* Past several growths, with numbers freed and given out again: what
  * fires is exactly what was not deleted, in deadline order. */
-static int64_t big_fired[3000];
-static int big_nfired;
-
-static void big_record(struct timer *t)
-{
-	big_fired[big_nfired++] = t->when;
-}
-
 START_TEST(big_heap_random_deletes)
 {
 	enum { N = 3000 };
@@ -214,11 +206,11 @@ START_TEST(big_heap_random_deletes)
 	unsigned seed = 12345;
 	int live = 0;
 
-	big_nfired = 0;
+	nfired = 0;
 	on_p(ps[1]);
 	for (int round = 0; round < 3; round++) {
 		for (int i = round; i < N; i += 3) {
-			timer_add(&t[i], 1 + rand_r(&seed) % 100000, big_record);
+			timer_add(&t[i], 1 + rand_r(&seed) % 100000, record);
 			gone[i] = false;
 			live++;
 		}
@@ -237,9 +229,9 @@ START_TEST(big_heap_random_deletes)
 			min = t[i].when;
 	ck_assert_int_eq(timers_next(), min);
 	ck_assert_int_eq(timers_run(INT64_MAX - 1), -1);
-	ck_assert_int_eq(big_nfired, live);
-	for (int i = 1; i < big_nfired; i++)
-		ck_assert_int_le(big_fired[i - 1], big_fired[i]);
+	ck_assert_int_eq(nfired, live);
+	for (int i = 1; i < nfired; i++)
+		ck_assert_int_le(fired[i - 1], fired[i]);
 	for (int i = 0; i < N; i++)
 		ck_assert_ptr_null(atomic_load(&t[i].heap));
 }
