@@ -152,6 +152,13 @@ static void g_entry(void *arg)
 	}
 	/* A cancel unwinds out of glibc's SIGCANCEL handler. */
 	gp->in_sighandler = 0;
+	/* Under ASan: the frames unwound past left their redzones poisoned,
+	 * and ASan's own exit path (its no-return hook) puts locals there.
+	 * The nearest 256 KiB, not the whole stack (1 MiB of shadow each). */
+	char *frame = __builtin_frame_address(0);
+	size_t below = (size_t)(frame - (char *)gp->stack_lo);
+	asan_stack_clean(frame - (below < (256u << 10) ? below : 256u << 10),
+			 below < (256u << 10) ? below : 256u << 10);
 	gp->locked_frame_sp = 0;
 	go_exit(getg()->retval);
 }

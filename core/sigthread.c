@@ -330,8 +330,10 @@ extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 bool goshim_text(uintptr_t pc)
 {
 	const ElfW(Ehdr) *eh = &__ehdr_start;
-	const ElfW(Phdr) *ph = (const void *)((const char *)eh + eh->e_phoff);
 	uintptr_t base = (uintptr_t)eh;
+	/* Past the object the declaration names (UBSan's object-size check
+	 * would stop there): from its address. */
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
 
 	for (int i = 0; i < eh->e_phnum; i++) {
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))

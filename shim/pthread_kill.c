@@ -59,6 +59,8 @@ GOSHIM_EXPORT int pthread_sigqueue(pthread_t t, int sig,
 		return ESRCH;
 	if (internal_signal(sig) || !valid_signal(sig))
 		return EINVAL;
+	if (sig == 0) /* the kernel's check that the thread is there */
+		return 0;
 	siginfo_t si;
 	sigthread_siginfo(&si, sig, SI_QUEUE);
 	si.si_value = value;
