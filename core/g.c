@@ -131,6 +131,7 @@ static void g_entry(void *arg)
 	struct g *gp = arg;
 	__pthread_unwind_buf_t ub;
 
+	g_started(gp);
 	tls_enter(gp);
 	if (atomic_load(&gp->sigpending))
 		sigthread_deliver(gp);
@@ -346,7 +347,7 @@ static void runfirst(struct g *me, struct g *gp)
 {
 	atomic_store(&me->stepped_aside, true);
 	atomic_store(&gp->resume_on_run, me);
-	gopark(runfirst_queue, gp, "thread create");
+	gopark_sched(runfirst_queue, gp, "thread create");
 	while (atomic_load(&me->stepped_aside))
 		gopark(NULL, NULL, "thread create"); /* a spurious wakeup */
 }
@@ -445,7 +446,11 @@ void go_exit(void *retval)
 	g_clear_tid(gp);
 	sigthread_exit(gp);
 	live_end(gp);
-	mcall(goexit0);
+	/* A wired goroutine's M may end with it (goexit0). */
+	if (gp->lockedm || gp->attrs)
+		mcall(goexit0);
+	else
+		mcall_handoff(goexit0);
 	runtime_throw("go_exit: dead goroutine resumed");
 }
 

@@ -231,6 +231,13 @@ struct m {
 	struct g *(*mcall_fn)(struct g *);
 	bool (*park_unlockf)(struct g *, void *); /* for park_m */
 	void *park_lock;
+	/* A hand-off in flight (proc.c): the G this M switched away from,
+	 * and what the G it switched to runs for it first. */
+	struct g *handoff_prev;
+	struct g *(*handoff_fn)(struct g *);
+	/* The time when a hand-off found timers due, for findrunnable's
+	 * first look; 0 if none (CLOCK_MONOTONIC never reads 0). */
+	int64_t due_now;
 	uint32_t fastrand;
 	uint64_t chaosrand; /* GOSHIM_DEBUG=chaos's stream (chaos.c) */
 	uint64_t sigmask; /* what the thread's signal mask is now */

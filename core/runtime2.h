@@ -63,6 +63,11 @@ bool live_none(void);
 typedef struct g *(*mcall_fn)(struct g *);
 /* Switch to g0 and run fn(gp) there; returns when gp is resumed. */
 void mcall(mcall_fn fn);
+/* The same, or straight to the P's next goroutine, which runs fn(gp)
+ * first: for an fn that only publishes gp (parks, queues or frees it). */
+void mcall_handoff(mcall_fn fn);
+/* A new goroutine's first step (a hand-off may have brought it). */
+void g_started(struct g *gp);
 void schedule(struct m *mp) __attribute__((noreturn));
 extern struct sched sched;
 extern struct p **allp;	       /* GOMAXPROCS_MAX slots */
@@ -70,8 +75,13 @@ extern _Atomic int32_t allp_len; /* Ps ever made (live, dying, dead) */
 #define G_MAGIC 0x676f5368u /* "goSh" */
 /* The kernel's signal mask of the calling thread. */
 uint64_t thread_sigmask(void);
+/* Park: unlockf(gp, lock) runs once gp is off its stack, and may end the
+ * park (false). It may run after the next goroutine is picked: one that
+ * queues a goroutine to run next parks with gopark_sched. */
 void gopark(bool (*unlockf)(struct g *, void *), void *lock,
 	    const char *reason);
+void gopark_sched(bool (*unlockf)(struct g *, void *), void *lock,
+		  const char *reason);
 void goready(struct g *gp);
 /* After a wake that readied a goroutine of a higher real-time priority
  * than the caller's: the caller yields to it, as the kernel preempts a
