@@ -110,8 +110,7 @@ static struct g *findrunnable(struct m *mp, bool *inherit_time)
 	struct g *gp;
 top:
 	*inherit_time = false;
-	int64_t now = mp->due_now > 0 ? mp->due_now : timers_due();
-	mp->due_now = 0;
+	int64_t now = timers_due();
 	if (now >= 0)
 		timers_run_p(mp->p, now);
 	gp = runqget(mp->p, inherit_time);
@@ -263,8 +262,8 @@ static void resume_stepped_aside(struct g *gp)
 }
 
 /* gp becomes mp's goroutine (a goroutine dump may hold it still, G_SCAN,
- * for a moment). */
-static void run_on(struct m *mp, struct g *gp)
+ * for a moment), with a new time slice unless it inherits one. */
+static void run_on(struct m *mp, struct g *gp, bool inherit_time)
 {
 	mp->curg = gp;
 	gp->m = mp;
@@ -275,11 +274,14 @@ static void run_on(struct m *mp, struct g *gp)
 			break;
 		arch_cpu_relax();
 	}
+	atomic_store_explicit(&gp->preempt, false, memory_order_relaxed);
+	if (!inherit_time)
+		mp->p->schedtick++;
 }
 
 static void execute(struct m *mp, struct g *gp, bool inherit_time)
 {
-	run_on(mp, gp);
+	run_on(mp, gp, inherit_time);
 	TRACE(trace_gostart(gp, mp->p));
 	/* A goroutine that stepped aside for this one goes on next. */
 	if (__builtin_expect(atomic_load(&gp->resume_on_run) != NULL, 0))
@@ -288,9 +290,6 @@ static void execute(struct m *mp, struct g *gp, bool inherit_time)
 	m_set_altstack(mp, &gp->altstack);
 	if (__builtin_expect(gp->attrs != NULL, 0))
 		wire_adopt(mp, gp);
-	atomic_store_explicit(&gp->preempt, false, memory_order_relaxed);
-	if (!inherit_time)
-		mp->p->schedtick++;
 	/* From here sysmon may take the P if the goroutine blocks in the
 	 * kernel: the goroutine claims it before each use. */
 	p_user(mp);
@@ -370,8 +369,8 @@ void schedule(struct m *mp)
  *
  * Only the plain case: what schedule() would do differently first (a
  * wired M or goroutine, a dying P, the 61st tick's look at the global
- * queue, timers due, a goroutine that must wake another as it starts,
- * chaos's coin) goes through g0.
+ * queue, a goroutine that must wake another as it starts, chaos's coin)
+ * goes through g0.
  */
 static struct g *handoff_next(struct m *mp, struct p *pp, bool *inherit)
 {
@@ -383,15 +382,14 @@ static struct g *handoff_next(struct m *mp, struct p *pp, bool *inherit)
 	    (pp->schedtick % 61 == 0 && atomic_load(&sched.runqsize) > 0))
 		return NULL;
 	/* The queue before the clock: with nothing queued, findrunnable
-	 * reads it. Timers due are run on g0, which findrunnable does
-	 * first, with the time read here. */
-	if (runqempty(pp))
+	 * reads it. The P's due timers run here, as findrunnable runs them
+	 * first: their callbacks only ready goroutines (waiter_timeout),
+	 * which a goroutine may do anywhere. */
+	if (runq_looks_empty(pp))
 		return NULL;
 	int64_t now = timers_due();
-	if (now >= 0) {
-		mp->due_now = now;
-		return NULL;
-	}
+	if (now >= 0)
+		timers_run_p(pp, now);
 	next = runqget(pp, inherit);
 	if (next && (next->lockedm || next->attrs ||
 		     atomic_load(&next->resume_on_run))) {
@@ -457,11 +455,7 @@ static void switch_away(mcall_fn fn, bool handoff)
 	if (next) {
 		mp->handoff_prev = gp;
 		mp->handoff_fn = fn;
-		run_on(mp, next);
-		atomic_store_explicit(&next->preempt, false,
-				      memory_order_relaxed);
-		if (!inherit)
-			pp->schedtick++;
+		run_on(mp, next, inherit);
 		cpuclock_switch_in(mp, next);
 		arch_switch(&gp->ctx, &next->ctx);
 	} else {

@@ -235,9 +235,6 @@ struct m {
 	 * and what the G it switched to runs for it first. */
 	struct g *handoff_prev;
 	struct g *(*handoff_fn)(struct g *);
-	/* The time when a hand-off found timers due, for findrunnable's
-	 * first look; 0 if none (CLOCK_MONOTONIC never reads 0). */
-	int64_t due_now;
 	uint32_t fastrand;
 	uint64_t chaosrand; /* GOSHIM_DEBUG=chaos's stream (chaos.c) */
 	uint64_t sigmask; /* what the thread's signal mask is now */

@@ -355,6 +355,16 @@ void runqput(struct p *pp, struct g *gp, bool next);
 void runqput_first(struct p *pp, struct g *gp);
 struct g *runqget(struct p *pp, bool *inherit_time);
 bool runqempty(struct p *pp);
+/* The owner's quick look: may be wrong while a thief or a readier is at
+ * it, for a caller that looks again on its slower path. */
+static inline bool runq_looks_empty(struct p *pp)
+{
+	return atomic_load_explicit(&pp->runnext, memory_order_relaxed) ==
+		       NULL &&
+	       atomic_load_explicit(&pp->runqhead, memory_order_relaxed) ==
+		       atomic_load_explicit(&pp->runqtail,
+					    memory_order_relaxed);
+}
 struct g *runqsteal(struct p *pp, struct p *victim, bool steal_runnext);
 void globrunqput(struct g *gp);		  /* sched.lock held */
 void globrunqputbatch(struct g *head, struct g *tail, int32_t n);

@@ -73,9 +73,32 @@ static void thread_take(struct m *mp, uint64_t mask, bool idle)
 		sigmask_check_m(mp, "an M takes a mask");
 }
 
-void m_set_sigmask(struct m *mp, uint64_t mask)
+static __attribute__((noinline)) void thread_take_out_of_line(struct m *mp,
+								  uint64_t mask)
 {
 	thread_take(mp, mask, false);
+}
+
+/* Each switch to a goroutine: the thread nearly always has its mask
+ * already, and that test is leaf code (the rest saves registers). */
+void m_set_sigmask(struct m *mp, uint64_t mask)
+{
+	uint64_t want =
+		mask & ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
+
+	if (__builtin_expect(
+		    mp->sigmask == want &&
+			    atomic_load_explicit(&mp->sigmask_taken,
+						 memory_order_relaxed) == want &&
+			    !(atomic_load_explicit(&mp->directed,
+						   memory_order_relaxed) &
+			      want) &&
+			    !chaos(),
+		    1)) {
+		mp->sigmask_dead = false;
+		return;
+	}
+	thread_take_out_of_line(mp, mask);
 }
 
 /*

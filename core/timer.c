@@ -192,10 +192,13 @@ static void heap_remove(struct timers *h, int32_t i)
 void timer_add(struct timer *t, int64_t when, void (*f)(struct timer *))
 {
 	struct g *gp = getg();
-	/* On g0 (arm_timer) the M's P cannot change under us. A caller with
-	 * none uses P0's heap: P0 never dies. */
-	struct p *pp = gp && gp->is_g0 && gp->m->p ? gp->m->p : allp[0];
-	struct timers *h = &pp->timers;
+	struct m *mp = gp ? gp->m : NULL;
+	uint32_t prev = MP_RUNTIME;
+	/* The M's P, claimed (arm_timer runs in the runtime, on g0 or on
+	 * the goroutine a park handed the M to: already a claim). A caller
+	 * with none uses P0's heap: P0 never dies. */
+	struct p *pp = mp ? p_claim(mp, &prev) : NULL;
+	struct timers *h = &(pp ? pp : allp[0])->timers;
 
 	t->when = when;
 	t->f = f;
@@ -203,6 +206,8 @@ void timer_add(struct timer *t, int64_t when, void (*f)(struct timer *))
 	rlock_lock(&h->lock);
 	heap_push(h, t);
 	rlock_unlock(&h->lock);
+	if (mp)
+		p_unclaim(mp, prev);
 	/* An idle M sleeping past this deadline must wake up for it; with
 	 * none, the next M to look for work (or to steal) runs it. */
 	if (when < atomic_load(&tt.sleep_until)) {
