@@ -117,6 +117,7 @@ struct g *runqget(struct p *pp, bool *inherit_time)
 	if (next && atomic_compare_exchange_strong_explicit(
 			    &pp->runnext, &next, NULL, memory_order_acquire,
 			    memory_order_relaxed)) {
+		STORE_RLX(pp->runnext_runs, LOAD_RLX(pp->runnext_runs) + 1);
 		*inherit_time = true;
 		return next;
 	}
@@ -159,6 +160,7 @@ static uint32_t runqgrab(struct p *victim, _Atomic(struct g *) *batch,
 			 uint32_t batchhead, bool steal_runnext)
 {
 	bool napped = false;
+	uint32_t runs = 0;
 
 	for (;;) {
 		uint32_t head = LOAD_ACQ(victim->runqhead);
@@ -177,10 +179,17 @@ static uint32_t runqgrab(struct p *victim, _Atomic(struct g *) *batch,
 			 * apart. */
 			if (!napped && victim->status == P_RUNNING &&
 			    !(chaos() && chaos_one_in(2))) {
+				runs = LOAD_ACQ(victim->runnext_runs);
 				nap();
 				napped = true;
 				continue;
 			}
+			/* The P ran its runnext itself meanwhile, and has
+			 * readied another: a pair handing off on one P (a
+			 * ping-pong), which taking its next half would only
+			 * split across CPUs. */
+			if (napped && LOAD_ACQ(victim->runnext_runs) != runs)
+				return 0;
 			if (!atomic_compare_exchange_strong_explicit(
 				    &victim->runnext, &next, NULL,
 				    memory_order_acq_rel,

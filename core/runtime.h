@@ -315,6 +315,9 @@ struct p {
 	_Atomic uint32_t runqtail;
 	_Atomic(struct g *) runq[RUNQ_SIZE];
 	_Atomic(struct g *) runnext;
+	/* Bumped by the owner each time it runs its runnext: a thief that
+	 * napped before taking runnext sees whether the P ran it itself. */
+	_Atomic uint32_t runnext_runs;
 
 	struct g *gfree; /* dead Gs with their stacks, for reuse */
 	int32_t ngfree;
