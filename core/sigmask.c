@@ -34,14 +34,18 @@ uint64_t thread_sigmask(void)
  * sender that changed the idle mask before that look either is seen by
  * it, or sees this M's word letting the signal through and waits for it.
  */
+/* mask as the kernel will have it on the thread: the record is held
+ * against the thread's (chaos). */
+static uint64_t kernel_mask(uint64_t mask)
+{
+	return mask & ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
+}
+
 static void thread_take(struct m *mp, uint64_t mask, bool idle)
 {
 	mp->sigmask_dead = false;
 	for (;;) {
-		/* As the kernel will have it: the record is held against
-		 * the thread's (chaos). */
-		uint64_t want =
-			mask & ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
+		uint64_t want = kernel_mask(mask);
 		uint64_t taken = atomic_load_explicit(&mp->sigmask_taken,
 						      memory_order_relaxed);
 		/* The record may say so already while what the thread was
@@ -83,8 +87,7 @@ static __attribute__((noinline)) void thread_take_out_of_line(struct m *mp,
  * already, and that test is leaf code (the rest saves registers). */
 void m_set_sigmask(struct m *mp, uint64_t mask)
 {
-	uint64_t want =
-		mask & ~(preempt_unblockable() | SIG_KERNEL_UNBLOCKABLE);
+	uint64_t want = kernel_mask(mask);
 
 	if (__builtin_expect(
 		    mp->sigmask == want &&
