@@ -158,8 +158,9 @@ static void g_entry(void *arg)
 	 * The nearest 256 KiB, not the whole stack (1 MiB of shadow each). */
 	char *frame = __builtin_frame_address(0);
 	size_t below = (size_t)(frame - (char *)gp->stack_lo);
-	asan_stack_clean(frame - (below < (256u << 10) ? below : 256u << 10),
-			 below < (256u << 10) ? below : 256u << 10);
+	if (below > (256u << 10))
+		below = 256u << 10;
+	asan_stack_clean(frame - below, below);
 	gp->locked_frame_sp = 0;
 	go_exit(getg()->retval);
 }
